@@ -1,0 +1,155 @@
+package dev.snapshots.format;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.flink.api.common.serialization.BulkWriter;
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.formats.parquet.ParquetBuilder;
+import org.apache.flink.formats.parquet.ParquetWriterFactory;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.avro.AvroParquetReader;
+import org.apache.parquet.avro.AvroParquetWriter;
+import org.apache.parquet.hadoop.ParquetReader;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+
+/**
+ * Encodes a sorted part as Parquet (through flink-parquet) and computes its content fingerprint.
+ *
+ * <p>Nothing time- or host-dependent enters the file: parquet-java writes no timestamps, and
+ * provenance goes into object metadata, not the file. Within one JVM equal rows give equal bytes.
+ * Across JVMs parquet-java may order a footer's encoding list differently, which is why
+ * divergence is judged on the {@linkplain #fingerprint fingerprint}, never on file bytes.
+ */
+public final class PartEncoding {
+    private static final byte[] FINGERPRINT_DOMAIN = "snapshots/part-fingerprint/v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    private PartEncoding() {}
+
+    /** Parquet bytes of {@code rows}, in the order given. */
+    public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {
+        String schemaJson = schema.toString();
+        ParquetBuilder<GenericRecord> builder = out -> AvroParquetWriter.<GenericRecord>builder(out)
+                .withSchema(new Schema.Parser().parse(schemaJson))
+                .withDataModel(GenericData.get())
+                .withCompressionCodec(CompressionCodecName.SNAPPY)
+                .withConf(hadoopConf())
+                .build();
+        BytesOutput out = new BytesOutput();
+        BulkWriter<GenericRecord> writer = new ParquetWriterFactory<>(builder).create(out);
+        for (GenericRecord row : rows) {
+            writer.addElement(row);
+        }
+        writer.finish();
+        return out.bytes.toByteArray();
+    }
+
+    /** The records of a Parquet part, read with parquet-avro's reader. */
+    public static List<GenericRecord> decode(byte[] parquet) throws IOException {
+        List<GenericRecord> rows = new ArrayList<>();
+        try (ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(new ParquetBytes(parquet))
+                .withDataModel(GenericData.get())
+                .withConf(hadoopConf())
+                .build()) {
+            for (GenericRecord r = reader.read(); r != null; r = reader.read()) {
+                rows.add(r);
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * SHA-256 over the schema version, the schema's canonical form and each row's Avro binary
+     * encoding (length-prefixed), in order. It depends on the logical content only, so it is the
+     * same whichever JVM wrote the file and whatever parquet-java put in the footer.
+     */
+    public static String fingerprint(List<GenericRecord> rows, Schema schema, int schemaVersion) {
+        MessageDigest sha = sha256();
+        sha.update(FINGERPRINT_DOMAIN);
+        sha.update(ByteBuffer.allocate(12)
+                .putInt(schemaVersion)
+                .putLong(SchemaNormalization.parsingFingerprint64(schema))
+                .array());
+        GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
+        ByteArrayOutputStream row = new ByteArrayOutputStream();
+        BinaryEncoder encoder = null;
+        for (GenericRecord r : rows) {
+            row.reset();
+            encoder = EncoderFactory.get().directBinaryEncoder(row, encoder);
+            try {
+                writer.write(r, encoder);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("row does not match the part schema: " + r, e);
+            }
+            sha.update(ByteBuffer.allocate(4).putInt(row.size()).array());
+            sha.update(row.toByteArray());
+        }
+        return HexFormat.of().formatHex(sha.digest());
+    }
+
+    /** Avro binary encoding of one record: the canonical bytes rows are sorted and hashed by. */
+    public static byte[] canonicalBytes(GenericRecord record) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            new GenericDatumWriter<GenericRecord>(record.getSchema())
+                    .write(record, EncoderFactory.get().directBinaryEncoder(out, null));
+        } catch (IOException e) {
+            throw new IllegalArgumentException("row does not match its schema: " + record, e);
+        }
+        return out.toByteArray();
+    }
+
+    /** Without defaults: nothing to load from XML, nothing from the environment. */
+    private static Configuration hadoopConf() {
+        return new Configuration(false);
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM ships SHA-256", e);
+        }
+    }
+
+    /** flink-parquet writes to a Flink stream; a part is small enough to build in memory. */
+    private static final class BytesOutput extends FSDataOutputStream {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+        @Override
+        public long getPos() {
+            return bytes.size();
+        }
+
+        @Override
+        public void write(int b) {
+            bytes.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            bytes.write(b, off, len);
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void sync() {}
+
+        @Override
+        public void close() {}
+    }
+}

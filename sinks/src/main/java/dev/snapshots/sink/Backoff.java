@@ -1,0 +1,71 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.store.StoreException;
+import java.io.IOException;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.flink.metrics.Counter;
+
+/**
+ * Bounded retries with exponential backoff and full jitter. The committer retries inside
+ * {@code commit()} because Flink 1.20's {@code retryLater()} re-calls it in a tight loop
+ * (FLINK-36455); once attempts run out the failure goes to Flink, which restarts the job and
+ * re-commits from the checkpoint, so nothing is lost.
+ */
+public final class Backoff implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final Backoff DEFAULT = new Backoff(8, Duration.ofMillis(100), Duration.ofSeconds(5));
+
+    private final int maxAttempts;
+    private final long initialMillis;
+    private final long maxMillis;
+
+    public Backoff(int maxAttempts, Duration initial, Duration max) {
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("max attempts must be >= 1, got " + maxAttempts);
+        }
+        if (initial.isNegative() || max.compareTo(initial) < 0) {
+            throw new IllegalArgumentException("backoff needs 0 <= initial <= max, got " + initial + " and " + max);
+        }
+        this.maxAttempts = maxAttempts;
+        this.initialMillis = initial.toMillis();
+        this.maxMillis = max.toMillis();
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** Sleeps before attempt {@code attempt + 1}: a random time up to min(max, initial * 2^attempt). */
+    public void pause(int attempt) throws InterruptedException {
+        long ceiling = Math.min(maxMillis, initialMillis << Math.min(attempt, 20));
+        Thread.sleep(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
+    }
+
+    /** Runs {@code call}, retrying retryable store failures; counts each retry. */
+    public <T> T run(Counter retries, StoreCall<T> call) throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.run();
+            } catch (StoreException e) {
+                if (!e.isRetryable() || attempt >= maxAttempts) {
+                    throw e;
+                }
+                retries.inc();
+                pause(attempt);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    public interface StoreCall<T> {
+        T run() throws IOException;
+    }
+
+    @Override
+    public String toString() {
+        return maxAttempts + " attempts, backoff " + initialMillis + ".." + maxMillis + " ms";
+    }
+}

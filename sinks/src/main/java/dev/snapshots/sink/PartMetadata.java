@@ -1,0 +1,22 @@
+package dev.snapshots.sink;
+
+/**
+ * Names of the object metadata a part carries (S3 user metadata, or extended attributes on the
+ * filesystem). Lower-case, because S3 lower-cases metadata names.
+ */
+public final class PartMetadata {
+    /** SHA-256 of the part's logical content: what divergence is judged on. */
+    public static final String FINGERPRINT = "fingerprint";
+
+    public static final String ROWS = "rows";
+    public static final String SCHEMA_VERSION = "schema-version";
+    public static final String WINDOW_START = "window-start";
+    public static final String WINDOW_END = "window-end";
+    /** Who wrote it: informational, never part of the key or the content. */
+    public static final String WRITER_JOB = "writer-job";
+
+    public static final String WRITER_HOST = "writer-host";
+    public static final String WRITER_TASK = "writer-task";
+
+    private PartMetadata() {}
+}

@@ -1,0 +1,215 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.ObjectStore.ObjectInfo;
+import dev.snapshots.store.StagedObject;
+import dev.snapshots.store.StoreException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes parts after their checkpoint completed, with create-if-absent semantics.
+ *
+ * <p>Assumptions, and why re-committing is always safe: the key is a pure function of the work;
+ * an existing object at the key was published by some execution of the same work; its metadata
+ * carries the fingerprint of its content. So every commit ends in one of:
+ *
+ * <ul>
+ *   <li><b>created</b>: this execution won.
+ *   <li><b>collapsed</b>: the object exists with the same fingerprint (another execution, or this
+ *       committable before a restart); {@code signalAlreadyCommitted}.
+ *   <li><b>divergent</b>: the object exists with a different fingerprint. The first object stays
+ *       canonical; evidence with both fingerprints and both writers goes under
+ *       {@code _divergence/}; the commit succeeds, because failing would only loop the job.
+ * </ul>
+ *
+ * <p>Transient failures (throttling, 5xx, timeouts, dropped connections) and 409 conflicts are
+ * retried here with backoff; when attempts run out the commit fails, Flink restarts the job and
+ * re-commits this committable from the checkpoint.
+ */
+final class SnapshotCommitter implements Committer<SnapshotCommittable> {
+    private static final Logger LOG = LoggerFactory.getLogger(SnapshotCommitter.class);
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    enum Outcome {
+        CREATED,
+        COLLAPSED,
+        DIVERGENT
+    }
+
+    private final ObjectStore store;
+    private final Backoff backoff;
+    private final String pipeline;
+    private final int jobVersion;
+    private final long windowLengthMillis;
+    private volatile long completeThrough;
+    private final Counter created;
+    private final Counter collapsed;
+    private final Counter divergent;
+    private final Counter retries;
+    private final Counter conflicts;
+
+    SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
+        this.store = config.store().open();
+        this.backoff = config.backoff();
+        this.pipeline = config.pipeline();
+        this.jobVersion = config.jobVersion();
+        this.windowLengthMillis = config.windowLengthMillis();
+        metrics.gauge("completeThroughMillis", () -> completeThrough);
+        this.created = metrics.counter("partsCreated");
+        this.collapsed = metrics.counter("partsCollapsed");
+        this.divergent = metrics.counter("partsDivergent");
+        this.retries = metrics.counter("storeRetries");
+        this.conflicts = metrics.counter("storeConflicts");
+    }
+
+    @Override
+    public void commit(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
+        Map<Integer, SnapshotCommittable> marks = new TreeMap<>();
+        long lastWindowEnd = Long.MIN_VALUE;
+        for (CommitRequest<SnapshotCommittable> request : requests) {
+            SnapshotCommittable part = request.getCommittable();
+            if (part.isMark()) {
+                marks.merge(part.subtask(), part, (a, b) -> a.watermark() >= b.watermark() ? a : b);
+                continue;
+            }
+            lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
+            Outcome outcome = publish(part);
+            switch (outcome) {
+                case CREATED:
+                    created.inc();
+                    break;
+                case COLLAPSED:
+                    collapsed.inc();
+                    request.signalAlreadyCommitted();
+                    break;
+                case DIVERGENT:
+                    divergent.inc();
+                    request.signalAlreadyCommitted();
+                    break;
+                default:
+                    throw new IllegalStateException(outcome.name());
+            }
+        }
+        // Only now are all parts handed over with these marks published.
+        for (SnapshotCommittable mark : marks.values()) {
+            long last = lastWindowEnd;
+            Optional<Long> through = backoff.run(retries, () -> CompletionPointer.record(store, pipeline, jobVersion,
+                    windowLengthMillis, mark.parallelism(), mark.subtask(), mark.watermark(), last));
+            through.ifPresent(t -> completeThrough = t);
+        }
+    }
+
+    Outcome publish(SnapshotCommittable part) throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return attempt(part);
+            } catch (StoreException e) {
+                if (e.kind() == StoreException.Kind.CONFLICT) {
+                    conflicts.inc();
+                }
+                if (!e.isRetryable() || attempt >= backoff.maxAttempts()) {
+                    LOG.error("Giving up on {} after {} attempts ({}); the job will restart and re-commit it from the"
+                                    + " checkpoint. Check the store's health and permissions: {}",
+                            part.key(), attempt, e.kind(), store.describe(), e);
+                    throw e;
+                }
+                retries.inc();
+                LOG.warn("Attempt {} to publish {} failed ({}), retrying: {}", attempt, part.key(), e.kind(), e.getMessage());
+                backoff.pause(attempt);
+            }
+        }
+    }
+
+    private Outcome attempt(SnapshotCommittable part) throws IOException {
+        Optional<StagedObject> staged = part.staged();
+        try {
+            boolean won = staged.isPresent()
+                    ? store.promote(staged.get())
+                    : store.putIfAbsent(part.key(), part.inline().get(), part.metadata());
+            if (won) {
+                LOG.info("Created {} ({} rows, fingerprint {})", part.key(), part.rowCount(), part.fingerprint());
+                return Outcome.CREATED;
+            }
+        } catch (StoreException e) {
+            // A staged upload that is gone, or a 409 on completing it (S3 then drops the upload), is
+            // fine if the key got published meanwhile: by this committable before a restart, or by
+            // another execution. Otherwise the 409 is retried and a lost upload is reported.
+            boolean stagedTrouble = staged.isPresent()
+                    && (e.kind() == StoreException.Kind.STAGED_GONE || e.kind() == StoreException.Kind.CONFLICT);
+            if (!stagedTrouble || store.head(part.key()).isEmpty()) {
+                if (e.kind() == StoreException.Kind.STAGED_GONE) {
+                    throw new StoreException(StoreException.Kind.PERMANENT, "the staged upload for " + part.key()
+                            + " is gone and nothing was published at that key; restore the job from a checkpoint older"
+                            + " than the one holding this part so the window is recomputed", e);
+                }
+                throw e;
+            }
+        }
+        return resolveExisting(part);
+    }
+
+    /** The key is taken: same content collapses, different content is evidence. */
+    private Outcome resolveExisting(SnapshotCommittable part) throws IOException {
+        ObjectInfo existing = store.head(part.key()).orElseThrow(() -> new StoreException(
+                StoreException.Kind.TRANSIENT, part.key() + " was reported to exist but cannot be read yet", null));
+        part.staged().ifPresent(this::abortQuietly);
+        String canonical = existing.metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
+        if (canonical.equals(part.fingerprint())) {
+            LOG.info("Collapsed {} into the existing object (same fingerprint {}, first written by job {})",
+                    part.key(), canonical, existing.metadata().get(PartMetadata.WRITER_JOB));
+            return Outcome.COLLAPSED;
+        }
+        String evidence = ObjectKeys.divergenceKey(part.key(), part.fingerprint());
+        store.putIfAbsent(evidence, evidence(part, existing), Map.of());
+        LOG.error("DIVERGENCE at {}: the existing object has fingerprint {} (writer {}), this execution computed {}"
+                        + " (writer {}). The first object stays canonical; evidence in {}. Check for non-deterministic"
+                        + " logic or inputs that differ between the two executions.",
+                part.key(), canonical, writer(existing.metadata()), part.fingerprint(), writer(part.metadata()), evidence);
+        return Outcome.DIVERGENT;
+    }
+
+    private byte[] evidence(SnapshotCommittable part, ObjectInfo existing) throws IOException {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("key", part.key());
+        doc.put("windowStartMillis", part.windowStartMillis());
+        doc.put("bucket", part.bucket());
+        doc.put("canonical", new TreeMap<>(existing.metadata()));
+        doc.put("divergent", new TreeMap<>(part.metadata()));
+        return JSON.writeValueAsString(doc).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String writer(Map<String, String> metadata) {
+        return metadata.get(PartMetadata.WRITER_JOB) + "@" + metadata.get(PartMetadata.WRITER_HOST)
+                + " " + metadata.get(PartMetadata.WRITER_TASK);
+    }
+
+    /** After a 412 the upload still exists; abort it. Failing that only leaves an orphan for the lifecycle rule. */
+    private void abortQuietly(StagedObject staged) {
+        try {
+            store.abort(staged);
+        } catch (IOException e) {
+            LOG.warn("Could not abort staged upload {} for {}; the bucket's lifecycle rule will remove it: {}",
+                    staged.handle(), staged.key(), e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}

@@ -1,0 +1,102 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.format.RowFormat;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.Collector;
+
+/**
+ * Gathers per-window results into one {@link SnapshotPart} per (window, bucket): the stage
+ * between a windowed aggregation and the sink.
+ *
+ * <p>Buckets are keyed by a routing key chosen so bucket b lands in key group
+ * {@code b * maxParallelism / B}. Keying by the bare bucket id would hash ids 0..B-1 into
+ * whatever key groups they fall in, which for small B piles several buckets onto one subtask;
+ * spreading them over the key-group range keeps every subtask busy at any parallelism, and since
+ * key groups never change for a key, rescaling does not move a bucket's identity.
+ */
+public final class SnapshotParts {
+    private SnapshotParts() {}
+
+    /**
+     * @param windowResults rows of closed windows, each with the timestamp of its window (as a
+     *     window function emits them)
+     */
+    public static <T> SingleOutputStreamOperator<SnapshotPart<T>> assemble(
+            DataStream<T> windowResults,
+            RowFormat<T> format,
+            TypeInformation<T> rowType,
+            Duration windowLength,
+            int bucketCount,
+            int maxParallelism) {
+        return windowResults
+                .keyBy(new BucketRouting<>(format, bucketCount, maxParallelism))
+                .window(TumblingEventTimeWindows.of(windowLength))
+                .process(new AssemblePart<>(format, bucketCount), SnapshotPart.typeInfo(rowType))
+                .setMaxParallelism(maxParallelism)
+                .name("assemble-snapshot-parts")
+                .uid("assemble-snapshot-parts");
+    }
+
+    /** The routing key of each bucket: the smallest non-negative int in the bucket's target key group. */
+    static int[] routingKeys(int bucketCount, int maxParallelism) {
+        int[] keys = new int[bucketCount];
+        for (int b = 0; b < bucketCount; b++) {
+            int target = bucketCount <= maxParallelism
+                    ? (int) ((long) b * maxParallelism / bucketCount)
+                    : b % maxParallelism;
+            int candidate = 0;
+            while (KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism) != target) {
+                candidate++;
+            }
+            keys[b] = candidate;
+        }
+        return keys;
+    }
+
+    static final class BucketRouting<T> implements KeySelector<T, Integer> {
+        private static final long serialVersionUID = 1L;
+        private final RowFormat<T> format;
+        private final int bucketCount;
+        private final int[] routingKeys;
+
+        BucketRouting(RowFormat<T> format, int bucketCount, int maxParallelism) {
+            this.format = format;
+            this.bucketCount = bucketCount;
+            this.routingKeys = routingKeys(bucketCount, maxParallelism);
+        }
+
+        @Override
+        public Integer getKey(T row) {
+            return routingKeys[Buckets.of(format.key(row), bucketCount)];
+        }
+    }
+
+    static final class AssemblePart<T> extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+        private final RowFormat<T> format;
+        private final int bucketCount;
+
+        AssemblePart(RowFormat<T> format, int bucketCount) {
+            this.format = format;
+            this.bucketCount = bucketCount;
+        }
+
+        @Override
+        public void process(Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
+            List<T> all = new ArrayList<>();
+            rows.forEach(all::add);
+            int bucket = Buckets.of(format.key(all.get(0)), bucketCount);
+            out.collect(new SnapshotPart<>(ctx.window().getStart(), bucket, all));
+        }
+    }
+}

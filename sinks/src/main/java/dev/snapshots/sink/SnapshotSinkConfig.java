@@ -1,0 +1,87 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.store.StoreSpec;
+import java.io.Serializable;
+
+/** Everything a sink is configured with; immutable, built by {@link CanonicalSnapshotSinkBuilder}. */
+public final class SnapshotSinkConfig<T> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String pipeline;
+    private final int jobVersion;
+    private final int schemaVersion;
+    private final int bucketCount;
+    private final long windowLengthMillis;
+    private final String pinnedInputs;
+    private final StoreSpec store;
+    private final RowFormat<T> rowFormat;
+    private final int inlineThresholdBytes;
+    private final Backoff backoff;
+
+    SnapshotSinkConfig(
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            int bucketCount,
+            long windowLengthMillis,
+            String pinnedInputs,
+            StoreSpec store,
+            RowFormat<T> rowFormat,
+            int inlineThresholdBytes,
+            Backoff backoff) {
+        this.pipeline = pipeline;
+        this.jobVersion = jobVersion;
+        this.schemaVersion = schemaVersion;
+        this.bucketCount = bucketCount;
+        this.windowLengthMillis = windowLengthMillis;
+        this.pinnedInputs = pinnedInputs;
+        this.store = store;
+        this.rowFormat = rowFormat;
+        this.inlineThresholdBytes = inlineThresholdBytes;
+        this.backoff = backoff;
+    }
+
+    /** The identity of one part of this sink's output. */
+    public WorkIdentity identity(long windowStartMillis, int bucket) {
+        return WorkIdentity.of(
+                pipeline, windowStartMillis, windowLengthMillis, jobVersion, schemaVersion, bucket, bucketCount, pinnedInputs);
+    }
+
+    public String pipeline() {
+        return pipeline;
+    }
+
+    public int jobVersion() {
+        return jobVersion;
+    }
+
+    public int schemaVersion() {
+        return schemaVersion;
+    }
+
+    public int bucketCount() {
+        return bucketCount;
+    }
+
+    public long windowLengthMillis() {
+        return windowLengthMillis;
+    }
+
+    public StoreSpec store() {
+        return store;
+    }
+
+    public RowFormat<T> rowFormat() {
+        return rowFormat;
+    }
+
+    public int inlineThresholdBytes() {
+        return inlineThresholdBytes;
+    }
+
+    public Backoff backoff() {
+        return backoff;
+    }
+}

@@ -1,0 +1,178 @@
+package dev.snapshots.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.snapshots.format.PartEncoding;
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StagedObject;
+import dev.snapshots.store.StoreException;
+import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testutils.CountingMetricGroup;
+import dev.snapshots.testutils.FaultProxy;
+import dev.snapshots.testutils.FaultProxy.Fault;
+import dev.snapshots.testutils.KeyTotal;
+import dev.snapshots.testutils.S3ProxyServer;
+import dev.snapshots.testutils.StoreKind;
+import dev.snapshots.testutils.TestCommitRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.avro.generic.GenericRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Each commit outcome, driven through the committer directly against real stores, so every
+ * branch is reached on purpose rather than by luck of timing: created, collapsed on re-commit,
+ * divergent, 409 on completion, persistent failure.
+ */
+class SnapshotCommitterITCase {
+    private static final long WINDOW = 1_796_047_500_000L;
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(StoreKind.class)
+    void committingTheSameCommittableAgainAfterARestoreCollapsesIntoTheFirstObject(StoreKind kind) throws Exception {
+        StoreSpec spec = kind.fresh();
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable part = part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+
+            TestCommitRequest<SnapshotCommittable> first = commit(committer, part);
+            TestCommitRequest<SnapshotCommittable> again = commit(committer, part); // as after restore from the checkpoint
+
+            assertThat(first.alreadyCommitted).isFalse();
+            assertThat(again.alreadyCommitted).isTrue();
+            assertThat(metrics.count("partsCreated")).isEqualTo(1);
+            assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
+            assertThat(keysUnder(store, "readings/")).containsExactly(part.key());
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(StoreKind.class)
+    void aSecondWriterWithDifferentContentIsReportedAndTheFirstObjectStays(StoreKind kind) throws Exception {
+        StoreSpec spec = kind.fresh();
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable canonical = part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            SnapshotCommittable other = part(store, kind, "job-b", new KeyTotal("dev-1", WINDOW, 2, 11));
+            commit(committer, canonical);
+            byte[] firstBytes = store.get(canonical.key()).orElseThrow().content();
+
+            TestCommitRequest<SnapshotCommittable> second = commit(committer, other);
+
+            assertThat(second.alreadyCommitted).as("a divergence does not fail the commit").isTrue();
+            assertThat(metrics.count("partsDivergent")).isEqualTo(1);
+            assertThat(store.get(canonical.key()).orElseThrow().content()).isEqualTo(firstBytes);
+            String evidenceKey = ObjectKeys.divergenceKey(other.key(), other.fingerprint());
+            String evidence = new String(store.get(evidenceKey).orElseThrow().content());
+            assertThat(evidence).contains(canonical.fingerprint(), other.fingerprint(), "job-a", "job-b");
+        }
+    }
+
+    @Test
+    void aConflictOnCompletingTheUploadIsResolvedByWhatTheKeyHolds() throws Exception {
+        StoreSpec direct = StoreKind.S3_MULTIPART.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 1);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
+                // Another execution of the same work published first; our completion meets a 409.
+                SnapshotCommittable ours = part(store, StoreKind.S3_MULTIPART, "job-b", new KeyTotal("dev-1", WINDOW, 2, 10));
+                SnapshotCommittable theirs = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+                try (SnapshotCommitter first = committer(direct, new CountingMetricGroup())) {
+                    commit(first, theirs);
+                }
+                proxy.failNext(Fault.CONFLICT_409, 1);
+
+                TestCommitRequest<SnapshotCommittable> request = commit(committer, ours);
+
+                assertThat(proxy.injected(Fault.CONFLICT_409)).isEqualTo(1);
+                assertThat(metrics.count("storeConflicts")).isEqualTo(1);
+                assertThat(request.alreadyCommitted).isTrue();
+                assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void aConflictOnAPutIsRetriedUntilItGoesThrough() throws Exception {
+        StoreSpec direct = StoreKind.S3_INLINE.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 2); ObjectStore store = direct.open()) {
+            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
+                SnapshotCommittable part = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+                proxy.failNext(Fault.CONFLICT_409, 3);
+
+                commit(committer, part);
+
+                assertThat(metrics.count("storeConflicts")).isEqualTo(3);
+                assertThat(metrics.count("storeRetries")).isEqualTo(3);
+                assertThat(metrics.count("partsCreated")).isEqualTo(1);
+                assertThat(store.head(part.key())).isPresent();
+            }
+        }
+    }
+
+    @Test
+    void aStoreThatStaysDownFailsTheCommitAfterTheLastRetrySoFlinkRestartsAndRecommits() throws Exception {
+        StoreSpec direct = StoreKind.S3_INLINE.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 3); ObjectStore store = direct.open()) {
+            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            SnapshotCommittable part = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            proxy.outage(Duration.ofMinutes(1));
+            try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
+                assertThatThrownBy(() -> commit(committer, part))
+                        .isInstanceOfSatisfying(StoreException.class, e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.TRANSIENT));
+                assertThat(metrics.count("storeRetries")).isEqualTo(3 - 1);
+            }
+            proxy.heal();
+            try (SnapshotCommitter afterRestart = committer(viaProxy, metrics)) {
+                commit(afterRestart, part);
+            }
+            assertThat(metrics.count("partsCreated")).isEqualTo(1);
+        }
+    }
+
+    private static SnapshotCommitter committer(StoreSpec spec, CountingMetricGroup metrics) {
+        return new SnapshotCommitter(CanonicalSnapshotSink.<KeyTotal>builder()
+                .pipeline("readings").jobVersion(1).bucketCount(4).windowLength(Duration.ofMinutes(5))
+                .store(spec).rowFormat(new KeyTotal.Format())
+                .retries(new Backoff(3, Duration.ofMillis(5), Duration.ofMillis(20)))
+                .build().config(), metrics);
+    }
+
+    /** A committable as the writer makes it: inline for S3_INLINE, staged otherwise. */
+    private static SnapshotCommittable part(ObjectStore store, StoreKind kind, String job, KeyTotal row) throws Exception {
+        List<GenericRecord> records = List.of(new KeyTotal.Format().toRecord(row));
+        String fingerprint = PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1);
+        byte[] parquet = PartEncoding.encode(records, KeyTotal.SCHEMA);
+        String key = ObjectKeys.partKey(dev.snapshots.key.WorkIdentity.of("readings", WINDOW, 300_000, 1, 1, 0, 4, ""));
+        Map<String, String> metadata = Map.of(PartMetadata.FINGERPRINT, fingerprint, PartMetadata.WRITER_JOB, job, PartMetadata.ROWS, "1");
+        if (kind == StoreKind.S3_INLINE) {
+            return SnapshotCommittable.inline(key, WINDOW, WINDOW + 300_000, 0, fingerprint, 1, metadata, parquet);
+        }
+        StagedObject staged = store.stage(key, parquet, metadata);
+        return SnapshotCommittable.staged(WINDOW, WINDOW + 300_000, 0, fingerprint, 1, metadata, staged);
+    }
+
+    private static TestCommitRequest<SnapshotCommittable> commit(SnapshotCommitter committer, SnapshotCommittable c)
+            throws Exception {
+        TestCommitRequest<SnapshotCommittable> request = new TestCommitRequest<>(c);
+        committer.commit(List.of(request));
+        return request;
+    }
+
+    private static List<String> keysUnder(ObjectStore store, String prefix) throws Exception {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
+    }
+}
