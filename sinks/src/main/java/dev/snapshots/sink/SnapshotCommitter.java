@@ -119,9 +119,6 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             try {
                 return attempt(part);
             } catch (StoreException e) {
-                if (e.kind() == StoreException.Kind.CONFLICT) {
-                    conflicts.inc();
-                }
                 if (!e.isRetryable() || attempt >= backoff.maxAttempts()) {
                     LOG.error("Giving up on {} after {} attempts ({}); the job will restart and re-commit it from the"
                                     + " checkpoint. Check the store's health and permissions: {}",
@@ -137,6 +134,11 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     private Outcome attempt(SnapshotCommittable part) throws IOException {
         Optional<StagedObject> staged = part.staged();
+        // Look before completing an upload: S3 may accept a second completion of the same upload id
+        // (after a restore) as a success, which would hide that this committable already landed.
+        if (staged.isPresent() && store.head(part.key()).isPresent()) {
+            return resolveExisting(part);
+        }
         try {
             boolean won = staged.isPresent()
                     ? store.promote(staged.get())
@@ -146,6 +148,9 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 return Outcome.CREATED;
             }
         } catch (StoreException e) {
+            if (e.kind() == StoreException.Kind.CONFLICT) {
+                conflicts.inc();
+            }
             // A staged upload that is gone, or a 409 on completing it (S3 then drops the upload), is
             // fine if the key got published meanwhile: by this committable before a restart, or by
             // another execution. Otherwise the 409 is retried and a lost upload is reported.

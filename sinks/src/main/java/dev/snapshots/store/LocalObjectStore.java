@@ -128,19 +128,31 @@ public final class LocalObjectStore implements ObjectStore {
         }
     }
 
+    /** Waits for the lock like a conditional request waits for the server; breaks one left by a dead process. */
     private static boolean acquire(Path lock) throws IOException {
-        try {
-            Files.createFile(lock);
-            return true;
-        } catch (FileAlreadyExistsException e) {
+        Instant deadline = Instant.now().plus(STALE_LOCK);
+        while (true) {
             try {
-                if (Files.getLastModifiedTime(lock).toInstant().isBefore(Instant.now().minus(STALE_LOCK))) {
-                    Files.deleteIfExists(lock);
+                Files.createFile(lock);
+                return true;
+            } catch (FileAlreadyExistsException e) {
+                try {
+                    if (Files.getLastModifiedTime(lock).toInstant().isBefore(Instant.now().minus(STALE_LOCK))) {
+                        Files.deleteIfExists(lock);
+                    }
+                } catch (NoSuchFileException gone) {
+                    // released meanwhile
                 }
-            } catch (NoSuchFileException gone) {
-                // released meanwhile
+                if (Instant.now().isAfter(deadline)) {
+                    return false; // the caller re-reads and tries again, as after a lost If-Match
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreException(StoreException.Kind.TRANSIENT, "interrupted waiting for " + lock, ie);
+                }
             }
-            return false; // the caller re-reads and tries again, as after a lost If-Match
         }
     }
 
@@ -159,6 +171,11 @@ public final class LocalObjectStore implements ObjectStore {
         } catch (NoSuchFileException e) {
             return Optional.empty();
         }
+    }
+
+    @Override
+    public void delete(String key) throws IOException {
+        Files.deleteIfExists(resolve(key));
     }
 
     @Override

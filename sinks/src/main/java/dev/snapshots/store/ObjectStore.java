@@ -42,6 +42,9 @@ public interface ObjectStore extends AutoCloseable {
 
     Optional<ObjectInfo> head(String key) throws IOException;
 
+    /** Removes a published object; an absent one is not an error. Used for locks, never for parts. */
+    void delete(String key) throws IOException;
+
     /** Content and the version a later {@link #compareAndSwap} expects. */
     Optional<VersionedContent> get(String key) throws IOException;
 

@@ -2,6 +2,7 @@ package dev.snapshots.store;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.SocketException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,11 +13,13 @@ import java.util.function.Consumer;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.retries.StandardRetryStrategy;
+import software.amazon.awssdk.retries.api.BackoffStrategy;
+import software.amazon.awssdk.retries.api.RetryStrategy;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
@@ -49,7 +52,7 @@ public final class S3ObjectStore implements ObjectStore {
                         .connectionTimeout(Duration.ofSeconds(5))
                         .socketTimeout(Duration.ofSeconds(30))
                         .maxConnections(16))
-                .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry())
+                .overrideConfiguration(o -> o.retryStrategy(resendOnStaleConnection())
                         .apiCallAttemptTimeout(Duration.ofSeconds(60)))
                 // Checksums only where S3 requires them: S3-compatible servers reject trailing checksums.
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
@@ -62,6 +65,20 @@ public final class S3ObjectStore implements ObjectStore {
         this.bucket = spec.bucket();
         this.prefix = spec.prefix();
         this.description = spec.toString();
+    }
+
+    /**
+     * The SDK retries once, at once, and only when a pooled connection turns out to be closed
+     * (a server may close it after answering a conditional write early with 412). Nothing reached
+     * the server then. Every other failure goes to the caller, whose backoff counts it.
+     */
+    private static RetryStrategy resendOnStaleConnection() {
+        return StandardRetryStrategy.builder()
+                .maxAttempts(2)
+                .backoffStrategy(BackoffStrategy.retryImmediately())
+                .circuitBreakerEnabled(false)
+                .retryOnException(e -> e instanceof SdkClientException && e.getCause() instanceof SocketException)
+                .build();
     }
 
     @Override
@@ -144,6 +161,11 @@ public final class S3ObjectStore implements ObjectStore {
             }
             throw e;
         }
+    }
+
+    @Override
+    public void delete(String key) throws IOException {
+        call("delete " + key, () -> s3.deleteObject(r -> r.bucket(bucket).key(prefix + key)));
     }
 
     @Override

@@ -62,7 +62,7 @@ class SnapshotSinkITCase {
 
         JobID id = job.run();
 
-        assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1);
+        figures("restart", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), id);
         assertThat(Metrics.sum(REPORTER, id, "partsCollapsed"))
                 .as("committables restored from the checkpoint were committed again and collapsed")
                 .isPositive();
@@ -84,7 +84,7 @@ class SnapshotSinkITCase {
         cluster.startTaskManager();
         client.getJobExecutionResult().get(3, TimeUnit.MINUTES);
 
-        assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1);
+        figures("tm-killed", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), client.getJobID());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -99,7 +99,7 @@ class SnapshotSinkITCase {
         a.getJobExecutionResult().get(3, TimeUnit.MINUTES);
         b.getJobExecutionResult().get(3, TimeUnit.MINUTES);
 
-        assertPublishedExactlyOnce(store, READINGS, old.bucketCount(), 1);
+        figures("concurrent", kind, assertPublishedExactlyOnce(store, READINGS, old.bucketCount(), 1), a.getJobID(), b.getJobID());
         long collapsed = Metrics.sum(REPORTER, a.getJobID(), "partsCollapsed") + Metrics.sum(REPORTER, b.getJobID(), "partsCollapsed");
         long created = Metrics.sum(REPORTER, a.getJobID(), "partsCreated") + Metrics.sum(REPORTER, b.getJobID(), "partsCreated");
         int parts = READINGS.reference(old.bucketCount()).size();
@@ -125,6 +125,7 @@ class SnapshotSinkITCase {
         assertThat(differing).as("the altered windows change some parts").isPositive();
 
         StoreContents contents = assertPublishedExactlyOnce(store, READINGS, buckets, 1);
+        figures("divergence (second run)", kind, contents, second);
         assertThat(contents.divergenceEvidence).as("evidence for exactly the differing parts").hasSize((int) differing);
         assertThat(Metrics.sum(REPORTER, second, "partsDivergent")).isEqualTo(differing);
         assertThat(Metrics.sum(REPORTER, second, "partsCollapsed")).isEqualTo(first.size() - differing);
@@ -135,7 +136,7 @@ class SnapshotSinkITCase {
     void injectedConflictsThrottlingErrorsAndDropsAreRetriedToTheSameResult(StoreKind kind) throws Exception {
         StoreSpec direct = kind.fresh();
         try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 42)) {
-            proxy.inject(0.15, EnumSet.allOf(Fault.class));
+            proxy.inject(0.15, EnumSet.allOf(Fault.class)).failNext(Fault.CONFLICT_409, 5);
             StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
 
             JobID id = SnapshotTestJob.over(READINGS).store(viaProxy).inlineThresholdBytes(kind.inlineThresholdBytes())
@@ -145,7 +146,7 @@ class SnapshotSinkITCase {
             assertThat(proxy.injectedTotal()).isPositive();
             assertThat(proxy.injected(Fault.CONFLICT_409)).as("409s reached conditional writes").isPositive();
             assertThat(Metrics.sum(REPORTER, id, "storeRetries")).as("commit retries").isPositive();
-            assertPublishedExactlyOnce(direct, READINGS, 4, 1);
+            figures("faults " + proxy.injectedTotal() + " injected", kind, assertPublishedExactlyOnce(direct, READINGS, 4, 1), id);
         }
     }
 
@@ -165,8 +166,26 @@ class SnapshotSinkITCase {
             assertThat(proxy.injected(Fault.SLOW_DOWN_503)).isPositive();
             assertThat(Metrics.sum(REPORTER, client.getJobID(), "storeRetries")).as("retries before giving up").isPositive();
             assertThat(Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts")).as("the job failed over").isPositive();
-            assertPublishedExactlyOnce(direct, READINGS, 4, 1);
+            figures("outage, restarts=" + Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts"), StoreKind.S3_INLINE,
+                    assertPublishedExactlyOnce(direct, READINGS, 4, 1), client.getJobID());
         }
+    }
+
+    /** Prints what a scenario produced, so a run's figures can be quoted. */
+    private static void figures(String scenario, StoreKind kind, StoreContents contents, JobID... jobs) {
+        long[] sums = new long[5];
+        String[] names = {"partsCreated", "partsCollapsed", "partsDivergent", "storeRetries", "storeConflicts"};
+        for (JobID job : jobs) {
+            for (int i = 0; i < names.length; i++) {
+                sums[i] += Metrics.sum(REPORTER, job, names[i]);
+            }
+        }
+        long windows = contents.keys.keySet().stream().map(PartRef::windowStartMillis).distinct().count();
+        int maxPerPart = contents.keys.values().stream().mapToInt(java.util.List::size).max().orElse(0);
+        System.out.printf("FIGURES %s [%s]: windows=%d parts=%d max-objects-per-part=%d created=%d collapsed=%d"
+                        + " divergent=%d retries=%d conflicts=%d evidence=%d%n",
+                scenario, kind, windows, contents.keys.size(), maxPerPart, sums[0], sums[1], sums[2], sums[3], sums[4],
+                contents.divergenceEvidence.size());
     }
 
     /** The store holds exactly the reference: one object per part, rows equal, pointer at the end. */

@@ -51,6 +51,7 @@ public final class FaultProxy implements AutoCloseable {
     private volatile long outageUntilNanos;
     private final AtomicInteger forcedRemaining = new AtomicInteger();
     private volatile Fault forced;
+    private volatile Runnable beforeForcedReply = () -> {};
 
     public FaultProxy(String target, long seed) throws IOException {
         this.target = target;
@@ -83,6 +84,12 @@ public final class FaultProxy implements AutoCloseable {
 
     /** Injects {@code fault} into the next {@code count} requests it applies to, whatever the rate. */
     public FaultProxy failNext(Fault fault, int count) {
+        return failNext(fault, count, () -> {});
+    }
+
+    /** As {@link #failNext(Fault, int)}, running {@code meanwhile} first: what a concurrent writer did. */
+    public FaultProxy failNext(Fault fault, int count, Runnable meanwhile) {
+        beforeForcedReply = meanwhile;
         forced = fault;
         forcedRemaining.set(count);
         return this;
@@ -162,6 +169,7 @@ public final class FaultProxy implements AutoCloseable {
                 || exchange.getRequestHeaders().containsKey("If-Match");
         Fault once = forced;
         if (once != null && (once != Fault.CONFLICT_409 || conditional) && forcedRemaining.getAndDecrement() > 0) {
+            beforeForcedReply.run();
             return once;
         }
         Set<Fault> enabled = faults;
