@@ -11,8 +11,16 @@ import java.util.regex.Pattern;
  * "the same work" is here, and nothing about the process that did it: no task, host, attempt or
  * subtask. Two identities are equal exactly when their parts must collapse into one object.
  */
-public final class WorkIdentity implements Serializable {
-    private static final long serialVersionUID = 1L;
+public record WorkIdentity(
+        String pipeline,
+        long windowStartMillis,
+        long windowLengthMillis,
+        int jobVersion,
+        int schemaVersion,
+        int bucket,
+        int bucketCount,
+        String pinnedInputs)
+        implements Serializable {
 
     /** Safe in an S3 key, a file name and a Hive partition value, on every platform. */
     static final Pattern PIPELINE = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
@@ -20,49 +28,13 @@ public final class WorkIdentity implements Serializable {
     private static final Pattern HEX = Pattern.compile("[0-9a-f]{1,64}");
     private static final long MINUTE = 60_000L;
 
-    private final String pipeline;
-    private final long windowStartMillis;
-    private final long windowLengthMillis;
-    private final int jobVersion;
-    private final int schemaVersion;
-    private final int bucket;
-    private final int bucketCount;
-    private final String pinnedInputs;
-
-    private WorkIdentity(
-            String pipeline,
-            long windowStartMillis,
-            long windowLengthMillis,
-            int jobVersion,
-            int schemaVersion,
-            int bucket,
-            int bucketCount,
-            String pinnedInputs) {
-        this.pipeline = pipeline;
-        this.windowStartMillis = windowStartMillis;
-        this.windowLengthMillis = windowLengthMillis;
-        this.jobVersion = jobVersion;
-        this.schemaVersion = schemaVersion;
-        this.bucket = bucket;
-        this.bucketCount = bucketCount;
-        this.pinnedInputs = pinnedInputs;
-    }
-
     /**
-     * Validates and builds an identity.
+     * Validates every field.
      *
      * @param pinnedInputs fingerprint (lower-case hex) of reference inputs the job pins, or empty
      * @throws IllegalArgumentException naming the field and the rule it breaks
      */
-    public static WorkIdentity of(
-            String pipeline,
-            long windowStartMillis,
-            long windowLengthMillis,
-            int jobVersion,
-            int schemaVersion,
-            int bucket,
-            int bucketCount,
-            String pinnedInputs) {
+    public WorkIdentity {
         requirePipeline(pipeline);
         requireWindowLength(windowLengthMillis);
         require(windowStartMillis >= 0, "window start must not be before 1970-01-01, got %s", windowStartMillis);
@@ -78,15 +50,6 @@ public final class WorkIdentity implements Serializable {
         require(
                 pinnedInputs.isEmpty() || HEX.matcher(pinnedInputs).matches(),
                 "pinned-input fingerprint must be lower-case hex of at most 64 digits, got '%s'",
-                pinnedInputs);
-        return new WorkIdentity(
-                pipeline,
-                windowStartMillis,
-                windowLengthMillis,
-                jobVersion,
-                schemaVersion,
-                bucket,
-                bucketCount,
                 pinnedInputs);
     }
 
@@ -122,65 +85,8 @@ public final class WorkIdentity implements Serializable {
         }
     }
 
-    public String pipeline() {
-        return pipeline;
-    }
-
-    public long windowStartMillis() {
-        return windowStartMillis;
-    }
-
-    public long windowLengthMillis() {
-        return windowLengthMillis;
-    }
-
     public long windowEndMillis() {
         return windowStartMillis + windowLengthMillis;
-    }
-
-    public int jobVersion() {
-        return jobVersion;
-    }
-
-    public int schemaVersion() {
-        return schemaVersion;
-    }
-
-    public int bucket() {
-        return bucket;
-    }
-
-    public int bucketCount() {
-        return bucketCount;
-    }
-
-    public String pinnedInputs() {
-        return pinnedInputs;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof WorkIdentity)) {
-            return false;
-        }
-        WorkIdentity that = (WorkIdentity) o;
-        return windowStartMillis == that.windowStartMillis
-                && windowLengthMillis == that.windowLengthMillis
-                && jobVersion == that.jobVersion
-                && schemaVersion == that.schemaVersion
-                && bucket == that.bucket
-                && bucketCount == that.bucketCount
-                && pipeline.equals(that.pipeline)
-                && pinnedInputs.equals(that.pinnedInputs);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(
-                pipeline, windowStartMillis, windowLengthMillis, jobVersion, schemaVersion, bucket, bucketCount, pinnedInputs);
     }
 
     @Override

@@ -45,7 +45,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     /** The identity of one part of this sink's output. */
     public WorkIdentity identity(long windowStartMillis, int bucket) {
-        return WorkIdentity.of(
+        return new WorkIdentity(
                 pipeline, windowStartMillis, windowLengthMillis, jobVersion, schemaVersion, bucket, bucketCount, pinnedInputs);
     }
 

@@ -25,7 +25,7 @@ class ObjectKeysTest {
 
     @Property
     void equalIdentitiesGiveEqualKeys(@ForAll("identities") WorkIdentity id) {
-        WorkIdentity copy = WorkIdentity.of(id.pipeline(), id.windowStartMillis(), id.windowLengthMillis(), id.jobVersion(),
+        WorkIdentity copy = new WorkIdentity(id.pipeline(), id.windowStartMillis(), id.windowLengthMillis(), id.jobVersion(),
                 id.schemaVersion(), id.bucket(), id.bucketCount(), id.pinnedInputs());
         assertThat(ObjectKeys.partKey(copy)).isEqualTo(ObjectKeys.partKey(id));
     }
@@ -50,7 +50,7 @@ class ObjectKeysTest {
 
     @Example
     void theLayoutIsHiveStyleAndPinnedAcrossReleases() {
-        WorkIdentity id = WorkIdentity.of("orders", Instant.parse("2026-11-30T14:05:00Z").toEpochMilli(), 5 * MINUTE, 3, 1, 1, 4, "");
+        WorkIdentity id = new WorkIdentity("orders", Instant.parse("2026-11-30T14:05:00Z").toEpochMilli(), 5 * MINUTE, 3, 1, 1, 4, "");
         assertThat(ObjectKeys.partKey(id))
                 .isEqualTo("orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-" + ObjectKeys.digest(id) + ".parquet")
                 .isEqualTo(GOLDEN_KEY);
@@ -76,23 +76,23 @@ class ObjectKeysTest {
     @Example
     void invalidIdentitiesAreRejectedWithTheRuleTheyBreak() {
         long start = Instant.parse("2026-11-30T14:05:00Z").toEpochMilli();
-        assertThatThrownBy(() -> WorkIdentity.of("", start, 5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("", start, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("pipeline name must not be empty");
-        assertThatThrownBy(() -> WorkIdentity.of("Orders/EU", start, 5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("Orders/EU", start, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("pipeline name 'Orders/EU' must be 1-63 characters");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start, -5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start, -5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("window length must be a positive whole number of minutes");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", -5 * MINUTE, 5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", -5 * MINUTE, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("window start must not be before 1970");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start + 1, 5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start + 1, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("is not aligned to the window length");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start, 7 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start, 7 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("must divide a day evenly");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start, 5 * MINUTE, 1, 1, 4, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start, 5 * MINUTE, 1, 1, 4, 4, ""))
                 .hasMessageContaining("bucket must be in 0..3, got 4");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start, 5 * MINUTE, -1, 1, 0, 4, ""))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start, 5 * MINUTE, -1, 1, 0, 4, ""))
                 .hasMessageContaining("job version must be >= 0");
-        assertThatThrownBy(() -> WorkIdentity.of("orders", start, 5 * MINUTE, 1, 1, 0, 4, "../x"))
+        assertThatThrownBy(() -> new WorkIdentity("orders", start, 5 * MINUTE, 1, 1, 0, 4, "../x"))
                 .hasMessageContaining("pinned-input fingerprint must be lower-case hex");
     }
 
@@ -115,7 +115,7 @@ class ObjectKeysTest {
         Arbitrary<String> pinned = Arbitraries.oneOf(Arbitraries.just(""), Arbitraries.strings().withChars("0123456789abcdef").ofLength(16));
         return Combinators.combine(pipeline, length, windowIndex, version, version, buckets, pinned)
                 .flatAs((p, len, w, jv, sv, b, pin) -> Arbitraries.integers().between(0, b - 1)
-                        .map(bucket -> WorkIdentity.of(p, w * len, len, jv, sv, bucket, b, pin)));
+                        .map(bucket -> new WorkIdentity(p, w * len, len, jv, sv, bucket, b, pin)));
     }
 
     /** The same identity with exactly one field set to another valid value. */
@@ -138,7 +138,7 @@ class ObjectKeysTest {
             case 6: bucketCount++; bucket = bucketCount - 1; break;
             default: pinned = pinned.isEmpty() ? "ab" : ""; break;
         }
-        return WorkIdentity.of(pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
+        return new WorkIdentity(pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
     }
 
     /** Another window length the start is aligned to; some starts (minute 7 of a day) have none. */
@@ -159,9 +159,9 @@ class ObjectKeysTest {
             List<String> keys = new ArrayList<>();
             long start = Instant.parse("2026-11-30T23:55:00Z").toEpochMilli();
             for (int b = 0; b < 4; b++) {
-                keys.add(ObjectKeys.partKey(WorkIdentity.of("orders", start, 5 * MINUTE, 7, 2, b, 4, "")));
+                keys.add(ObjectKeys.partKey(new WorkIdentity("orders", start, 5 * MINUTE, 7, 2, b, 4, "")));
             }
-            keys.add(ObjectKeys.partKey(WorkIdentity.of("i-orders", 0, MINUTE, 0, 0, 0, 1, "0f")));
+            keys.add(ObjectKeys.partKey(new WorkIdentity("i-orders", 0, MINUTE, 0, 0, 0, 1, "0f")));
             return keys;
         }
 

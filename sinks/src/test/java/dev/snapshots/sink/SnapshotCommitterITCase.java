@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
@@ -172,7 +173,7 @@ class SnapshotCommitterITCase {
         List<GenericRecord> records = List.of(new KeyTotal.Format().toRecord(row));
         String fingerprint = PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1);
         byte[] parquet = PartEncoding.encode(records, KeyTotal.SCHEMA);
-        String key = ObjectKeys.partKey(dev.snapshots.key.WorkIdentity.of("readings", WINDOW, 300_000, 1, 1, 0, 4, ""));
+        String key = ObjectKeys.partKey(new WorkIdentity("readings", WINDOW, 300_000, 1, 1, 0, 4, ""));
         Map<String, String> metadata = Map.of(PartMetadata.FINGERPRINT, fingerprint, PartMetadata.WRITER_JOB, job, PartMetadata.ROWS, "1");
         if (kind == StoreKind.S3_INLINE) {
             return SnapshotCommittable.inline(key, WINDOW, WINDOW + 300_000, 0, fingerprint, 1, metadata, parquet);
