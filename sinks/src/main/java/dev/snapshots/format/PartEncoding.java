@@ -8,13 +8,18 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.nio.charset.StandardCharsets;
+import dev.snapshots.key.PartKind;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.io.JsonEncoder;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.core.fs.FSDataOutputStream;
 import org.apache.flink.formats.parquet.ParquetBuilder;
@@ -34,9 +39,42 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  * divergence is judged on the {@linkplain #fingerprint fingerprint}, never on file bytes.
  */
 public final class PartEncoding {
-    private static final byte[] FINGERPRINT_DOMAIN = "snapshots/part-fingerprint/v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] FINGERPRINT_DOMAIN = "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
 
     private PartEncoding() {}
+
+    /** The file of a part of this kind: Parquet for snapshots, JSON lines for dead letters. */
+    public static byte[] encode(PartKind kind, List<GenericRecord> rows, Schema schema) throws IOException {
+        return kind == PartKind.SNAPSHOT ? encode(rows, schema) : encodeJsonLines(rows, schema);
+    }
+
+    public static List<GenericRecord> decode(PartKind kind, byte[] content, Schema schema) throws IOException {
+        return kind == PartKind.SNAPSHOT ? decode(content) : decodeJsonLines(content, schema);
+    }
+
+    /** One Avro-JSON object per line: readable with jq or any JSON-lines reader. */
+    static byte[] encodeJsonLines(List<GenericRecord> rows, Schema schema) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
+        for (GenericRecord row : rows) {
+            JsonEncoder encoder = EncoderFactory.get().jsonEncoder(schema, out);
+            writer.write(row, encoder);
+            encoder.flush();
+            out.write('\n');
+        }
+        return out.toByteArray();
+    }
+
+    static List<GenericRecord> decodeJsonLines(byte[] content, Schema schema) throws IOException {
+        List<GenericRecord> rows = new ArrayList<>();
+        GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(schema);
+        for (String line : new String(content, StandardCharsets.UTF_8).split("\n")) {
+            if (!line.isEmpty()) {
+                rows.add(reader.read(null, DecoderFactory.get().jsonDecoder(schema, line)));
+            }
+        }
+        return rows;
+    }
 
     /** Parquet bytes of {@code rows}, in the order given. */
     public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
  * <pre>
  * {pipeline}/v={job version}/schema={schema version}/date={yyyy-MM-dd}/window={HHmm}/part-{bucket}-of-{B}-{digest}.parquet
  * orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-5f1c0e2a9b7d3c48.parquet
+ * _deadletter/orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-5f1c0e2a9b7d3c48.jsonl
  * </pre>
  *
  * <p>Hive-style directories let Athena, Spark, Trino and DuckDB prune by version, date and window.
@@ -32,15 +33,20 @@ public final class ObjectKeys {
 
     private static final int DIGEST_HEX_CHARS = 16;
     private static final Pattern PART = Pattern.compile(
-            "([a-z0-9][a-z0-9_-]*)/v=(\\d+)/schema=(\\d+)/date=(\\d{4}-\\d{2}-\\d{2})/window=(\\d{4})/"
-                    + "part-(\\d{5})-of-(\\d{5})-([0-9a-f]{" + DIGEST_HEX_CHARS + "})\\.parquet");
+            "(_deadletter/)?([a-z0-9][a-z0-9_-]*)/v=(\\d+)/schema=(\\d+)/date=(\\d{4}-\\d{2}-\\d{2})/window=(\\d{4})/"
+                    + "part-(\\d{5})-of-(\\d{5})-([0-9a-f]{" + DIGEST_HEX_CHARS + "})\\.(parquet|jsonl)");
 
     private ObjectKeys() {}
 
     public static String partKey(WorkIdentity id) {
+        return partKey(PartKind.SNAPSHOT, id);
+    }
+
+    public static String partKey(PartKind kind, WorkIdentity id) {
         ZonedDateTime start = Instant.ofEpochMilli(id.windowStartMillis()).atZone(ZoneOffset.UTC);
         return String.format(
-                "%s/date=%04d-%02d-%02d/window=%02d%02d/part-%05d-of-%05d-%s.parquet",
+                "%s%s/date=%04d-%02d-%02d/window=%02d%02d/part-%05d-of-%05d-%s.%s",
+                kind.prefix(),
                 versionPrefix(id.pipeline(), id.jobVersion()) + "schema=" + id.schemaVersion(),
                 start.getYear(),
                 start.getMonthValue(),
@@ -49,7 +55,8 @@ public final class ObjectKeys {
                 start.getMinute(),
                 id.bucket(),
                 id.bucketCount(),
-                digest(id));
+                digest(id),
+                kind.extension());
     }
 
     /** The namespace one job version writes into: a replay with version N+1 never touches N's. */
@@ -59,8 +66,8 @@ public final class ObjectKeys {
     }
 
     /** The completion pointer of one pipeline and job version. */
-    public static String progressKey(String pipeline, int jobVersion) {
-        return versionPrefix(pipeline, jobVersion) + PROGRESS_FILE;
+    public static String progressKey(PartKind kind, String pipeline, int jobVersion) {
+        return kind.prefix() + versionPrefix(pipeline, jobVersion) + PROGRESS_FILE;
     }
 
     /** Evidence that a writer computed {@code fingerprint} for a key that already held other content. */
@@ -74,8 +81,8 @@ public final class ObjectKeys {
         if (!m.matches()) {
             return Optional.empty();
         }
-        String date = m.group(4);
-        String hhmm = m.group(5);
+        String date = m.group(5);
+        String hhmm = m.group(6);
         long windowStart;
         try {
             windowStart = Instant.parse(date + "T" + hhmm.substring(0, 2) + ":" + hhmm.substring(2) + ":00Z")
@@ -83,20 +90,26 @@ public final class ObjectKeys {
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+        PartKind kind = m.group(1) == null ? PartKind.SNAPSHOT : PartKind.DEAD_LETTER;
+        if (!kind.extension().equals(m.group(10))) {
+            return Optional.empty();
+        }
         return Optional.of(new PartKey(
                 key,
-                m.group(1),
-                Integer.parseInt(m.group(2)),
+                kind,
+                m.group(2),
                 Integer.parseInt(m.group(3)),
+                Integer.parseInt(m.group(4)),
                 windowStart,
-                Integer.parseInt(m.group(6)),
                 Integer.parseInt(m.group(7)),
-                m.group(8)));
+                Integer.parseInt(m.group(8)),
+                m.group(9)));
     }
 
     /** The fields of a part key, as read back from a listing. */
     public record PartKey(
             String key,
+            PartKind kind,
             String pipeline,
             int jobVersion,
             int schemaVersion,

@@ -1,6 +1,7 @@
 package dev.snapshots.progress;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.VersionedContent;
 import java.io.IOException;
@@ -39,8 +40,8 @@ public final class CompletionPointer {
     private CompletionPointer() {}
 
     /** The pointer's value, or empty when nothing is complete yet. */
-    public static Optional<Long> read(ObjectStore store, String pipeline, int jobVersion) throws IOException {
-        Optional<VersionedContent> current = store.get(ObjectKeys.progressKey(pipeline, jobVersion));
+    public static Optional<Long> read(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        Optional<VersionedContent> current = store.get(ObjectKeys.progressKey(kind, pipeline, jobVersion));
         return current.isPresent() ? parse(current.get().content()).completeThrough() : Optional.empty();
     }
 
@@ -50,9 +51,10 @@ public final class CompletionPointer {
      *
      * @return the pointer afterwards, if any window is complete
      */
-    public static Optional<Long> record(ObjectStore store, String pipeline, int jobVersion, long windowLengthMillis,
-            int parallelism, int subtask, long watermark, long lastWindowEndMillis) throws IOException {
-        String key = ObjectKeys.progressKey(pipeline, jobVersion);
+    public static Optional<Long> record(ObjectStore store, PartKind kind, String pipeline, int jobVersion,
+            long windowLengthMillis, int parallelism, int subtask, long watermark, long lastWindowEndMillis)
+            throws IOException {
+        String key = ObjectKeys.progressKey(kind, pipeline, jobVersion);
         try (PointerLock ignored = PointerLock.acquire(store, key + ".lock")) {
             for (int round = 0; round < MAX_SWAP_ROUNDS; round++) {
                 Optional<VersionedContent> current = store.get(key);

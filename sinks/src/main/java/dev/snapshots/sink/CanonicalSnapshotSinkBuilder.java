@@ -1,6 +1,7 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
@@ -30,6 +31,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     private RowFormat<T> rowFormat;
     private int inlineThresholdBytes = DEFAULT_INLINE_THRESHOLD_BYTES;
     private Backoff backoff = Backoff.DEFAULT;
+    private PartKind kind = PartKind.SNAPSHOT;
 
     CanonicalSnapshotSinkBuilder() {}
 
@@ -89,6 +91,12 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         return this;
     }
 
+    /** Publish rejected input as JSON lines under {@code _deadletter/} instead of Parquet snapshots. */
+    public CanonicalSnapshotSinkBuilder<T> deadLetters() {
+        this.kind = PartKind.DEAD_LETTER;
+        return this;
+    }
+
     public CanonicalSnapshotSink<T> build() {
         WorkIdentity.requirePipeline(pipeline);
         if (jobVersion == null) {
@@ -105,7 +113,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
             throw new IllegalArgumentException("inline threshold must be >= 0 bytes, got " + inlineThresholdBytes);
         }
         SnapshotSinkConfig<T> config = new SnapshotSinkConfig<>(pipeline, jobVersion, schemaVersion, bucketCount,
-                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, backoff);
+                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, backoff, kind);
         config.identity(0, 0); // validates the remaining identity fields now, not on the first record
         return new CanonicalSnapshotSink<>(config);
     }

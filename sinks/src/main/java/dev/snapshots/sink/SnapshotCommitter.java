@@ -1,6 +1,7 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.ObjectInfo;
@@ -53,6 +54,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     private final ObjectStore store;
     private final Backoff backoff;
+    private final PartKind kind;
     private final String pipeline;
     private final int jobVersion;
     private final long windowLengthMillis;
@@ -66,6 +68,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
         this.backoff = config.backoff();
+        this.kind = config.kind();
         this.pipeline = config.pipeline();
         this.jobVersion = config.jobVersion();
         this.windowLengthMillis = config.windowLengthMillis();
@@ -108,7 +111,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         // Only now are all parts handed over with these marks published.
         for (SnapshotCommittable mark : marks.values()) {
             long last = lastWindowEnd;
-            Optional<Long> through = backoff.run(retries, () -> CompletionPointer.record(store, pipeline, jobVersion,
+            Optional<Long> through = backoff.run(retries, () -> CompletionPointer.record(store, kind, pipeline, jobVersion,
                     windowLengthMillis, mark.parallelism(), mark.subtask(), mark.watermark(), last));
             through.ifPresent(t -> completeThrough = t);
         }

@@ -28,6 +28,7 @@ public final class SnapshotParts {
     private SnapshotParts() {}
 
     /**
+     * @param uid the operator's uid and name; distinct per use, since a job may assemble several outputs
      * @param windowResults rows of closed windows, each with the timestamp of its window (as a
      *     window function emits them)
      */
@@ -37,14 +38,15 @@ public final class SnapshotParts {
             TypeInformation<T> rowType,
             Duration windowLength,
             int bucketCount,
-            int maxParallelism) {
+            int maxParallelism,
+            String uid) {
         return windowResults
                 .keyBy(new BucketRouting<>(format, bucketCount, maxParallelism))
                 .window(TumblingEventTimeWindows.of(windowLength))
                 .process(new AssemblePart<>(format, bucketCount), SnapshotPart.typeInfo(rowType))
                 .setMaxParallelism(maxParallelism)
-                .name("assemble-snapshot-parts")
-                .uid("assemble-snapshot-parts");
+                .name(uid)
+                .uid(uid);
     }
 
     /** The routing key of each bucket: the smallest non-negative int in the bucket's target key group. */

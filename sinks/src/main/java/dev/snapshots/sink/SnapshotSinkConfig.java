@@ -1,6 +1,7 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
@@ -19,6 +20,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final RowFormat<T> rowFormat;
     private final int inlineThresholdBytes;
     private final Backoff backoff;
+    private final PartKind kind;
 
     SnapshotSinkConfig(
             String pipeline,
@@ -30,7 +32,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             StoreSpec store,
             RowFormat<T> rowFormat,
             int inlineThresholdBytes,
-            Backoff backoff) {
+            Backoff backoff,
+            PartKind kind) {
         this.pipeline = pipeline;
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
@@ -41,6 +44,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.rowFormat = rowFormat;
         this.inlineThresholdBytes = inlineThresholdBytes;
         this.backoff = backoff;
+        this.kind = kind;
     }
 
     /** The identity of one part of this sink's output. */
@@ -83,5 +87,9 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     public Backoff backoff() {
         return backoff;
+    }
+
+    public PartKind kind() {
+        return kind;
     }
 }

@@ -58,8 +58,8 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         WorkIdentity id = config.identity(part.getWindowStartMillis(), part.getBucket());
         List<GenericRecord> records = sortedRecords(part, id);
         String fingerprint = PartEncoding.fingerprint(records, format.schema(), config.schemaVersion());
-        byte[] parquet = PartEncoding.encode(records, format.schema());
-        String key = ObjectKeys.partKey(id);
+        byte[] file = PartEncoding.encode(config.kind(), records, format.schema());
+        String key = ObjectKeys.partKey(config.kind(), id);
 
         Map<String, String> metadata = new HashMap<>(provenance);
         metadata.put(PartMetadata.FINGERPRINT, fingerprint);
@@ -68,17 +68,17 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         metadata.put(PartMetadata.WINDOW_START, Long.toString(id.windowStartMillis()));
         metadata.put(PartMetadata.WINDOW_END, Long.toString(id.windowEndMillis()));
 
-        if (parquet.length <= config.inlineThresholdBytes()) {
+        if (file.length <= config.inlineThresholdBytes()) {
             pending.add(SnapshotCommittable.inline(key, id.windowStartMillis(), id.windowEndMillis(), id.bucket(),
-                    fingerprint, records.size(), metadata, parquet));
+                    fingerprint, records.size(), metadata, file));
             inline.inc();
         } else {
-            StagedObject upload = config.backoff().run(retries, () -> store.stage(key, parquet, metadata));
+            StagedObject upload = config.backoff().run(retries, () -> store.stage(key, file, metadata));
             pending.add(SnapshotCommittable.staged(id.windowStartMillis(), id.windowEndMillis(), id.bucket(),
                     fingerprint, records.size(), metadata, upload));
             staged.inc();
         }
-        LOG.debug("Prepared {} ({} rows, {} bytes, fingerprint {})", key, records.size(), parquet.length, fingerprint);
+        LOG.debug("Prepared {} ({} rows, {} bytes, fingerprint {})", key, records.size(), file.length, fingerprint);
     }
 
     /** Rows in key order (ties by content), so a part's bytes never depend on arrival order. */

@@ -2,6 +2,7 @@ package dev.snapshots.format;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.key.PartKind;
 import dev.snapshots.testutils.KeyTotal;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -45,6 +46,15 @@ class PartEncodingTest {
         assertThat(PartEncoding.fingerprint(PartEncoding.decode(parquet), KeyTotal.SCHEMA, 1))
                 .as("the fingerprint can be recomputed from the file alone")
                 .isEqualTo(PartEncoding.fingerprint(records(rows), KeyTotal.SCHEMA, 1));
+    }
+
+    @Property(tries = 30)
+    void deadLetterPartsAreJsonLinesThatDecodeToTheInput(@ForAll("parts") List<KeyTotal> rows) throws Exception {
+        byte[] jsonl = PartEncoding.encode(PartKind.DEAD_LETTER, records(rows), KeyTotal.SCHEMA);
+
+        String text = new String(jsonl, java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(text.split("\n")).hasSize(rows.size()).allSatisfy(line -> assertThat(line).startsWith("{\"key\":"));
+        assertThat(PartEncoding.decode(PartKind.DEAD_LETTER, jsonl, KeyTotal.SCHEMA)).containsExactlyElementsOf(records(rows));
     }
 
     @Property(tries = 50)

@@ -2,6 +2,7 @@ package dev.snapshots.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
@@ -54,7 +55,7 @@ class SnapshotSinkITCase {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void failureAfterCompletedCheckpointsStillPublishesEachPartOnceAndRecommitsCollapse(StoreKind kind) throws Exception {
+    void failureAfterCompletedCheckpointsStillPublishesEachPartExactlyOnce(StoreKind kind) throws Exception {
         StoreSpec store = kind.fresh();
         SnapshotTestJob job = SnapshotTestJob.over(READINGS).store(store)
                 .inlineThresholdBytes(kind.inlineThresholdBytes())
@@ -62,10 +63,11 @@ class SnapshotSinkITCase {
 
         JobID id = job.run();
 
+        // Whether the restored checkpoint held parts that were already committed depends on timing, so
+        // collapsed counts are reported, not asserted, here; SnapshotCommitterITCase re-commits on purpose.
         figures("restart", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), id);
-        assertThat(Metrics.sum(REPORTER, id, "partsCollapsed"))
-                .as("committables restored from the checkpoint were committed again and collapsed")
-                .isPositive();
+        assertThat(Metrics.sum(REPORTER, id, "partsCreated")).as("each part created once, whatever was recomputed")
+                .isEqualTo(READINGS.reference(job.bucketCount()).size());
         assertThat(Metrics.sum(REPORTER, id, "partsDivergent")).isZero();
     }
 
@@ -201,7 +203,7 @@ class SnapshotSinkITCase {
             assertThat(contents.fingerprintMismatches).isEmpty();
             long lastWindowEnd = reference.keySet().stream().mapToLong(PartRef::windowStartMillis).max().getAsLong()
                     + readings.windowMillis();
-            assertThat(CompletionPointer.read(store, SnapshotTestJob.PIPELINE, jobVersion))
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion))
                     .as("completion pointer").contains(lastWindowEnd);
             return contents;
         }

@@ -3,6 +3,7 @@ package dev.snapshots.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.testutils.StoreKind;
 import java.nio.charset.StandardCharsets;
@@ -115,7 +116,7 @@ class ObjectStoreITCase {
         try (ObjectStore a = spec.open(); ObjectStore b = spec.open(); ObjectStore reader = spec.open()) {
             Future<?> watcher = pool.submit(() -> {
                 while (!done.get()) {
-                    Optional<Long> now = CompletionPointer.read(reader, "p", 1);
+                    Optional<Long> now = CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1);
                     if (now.isPresent() && now.get() < lastSeen.getAndSet(now.get())) {
                         regressions.add("went back to " + now.get());
                     }
@@ -131,7 +132,7 @@ class ObjectStoreITCase {
             watcher.get();
 
             assertThat(regressions).isEmpty();
-            assertThat(CompletionPointer.read(reader, "p", 1)).contains(steps * 60_000L);
+            assertThat(CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1)).contains(steps * 60_000L);
         } finally {
             pool.shutdownNow();
         }
@@ -142,11 +143,11 @@ class ObjectStoreITCase {
         for (int w = stride; w < steps + stride; w += stride) {
             long watermark = Math.min(w, steps) * 60_000L - 1;
             for (int subtask = 0; subtask < 2; subtask++) {
-                CompletionPointer.record(store, "p", 1, 60_000, 2, subtask, watermark, watermark + 1);
+                CompletionPointer.record(store, PartKind.SNAPSHOT, "p", 1, 60_000, 2, subtask, watermark, watermark + 1);
             }
         }
         // An old mark recorded late (a restored committable) is a no-op.
-        assertThat(CompletionPointer.record(store, "p", 1, 60_000, 2, 0, 60_000L - 1, 60_000)).contains(steps * 60_000L);
+        assertThat(CompletionPointer.record(store, PartKind.SNAPSHOT, "p", 1, 60_000, 2, 0, 60_000L - 1, 60_000)).contains(steps * 60_000L);
         return null;
     }
 

@@ -140,7 +140,7 @@ public final class SnapshotTestJob {
                 .retries(backoff)
                 .build();
         SnapshotParts.assemble(totals, new KeyTotal.Format(), TypeInformation.of(KeyTotal.class),
-                        Duration.ofMillis(readings.windowMillis()), bucketCount, MAX_PARALLELISM)
+                        Duration.ofMillis(readings.windowMillis()), bucketCount, MAX_PARALLELISM, "assemble-snapshot-parts")
                 .sinkTo(sink)
                 .uid("snapshots");
         return env.executeAsync("snapshot-test v" + jobVersion);

@@ -1,0 +1,69 @@
+package dev.snapshots.job;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+
+/** {@code ./snapshots COMMAND [flags]}: the launcher's Java side. */
+public final class Cli {
+    static final String USAGE = String.join("\n",
+            "usage: snapshots COMMAND [flags]",
+            "",
+            "commands:",
+            "  demo [--out DIR] [--fresh] [job flags]   run the job embedded on generated telemetry, into a local directory",
+            "  run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
+            "  inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and completion pointers",
+            "",
+            "Every command takes --help.");
+
+    private Cli() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+            out.println(USAGE);
+            return args.length == 0 ? 2 : 0;
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        boolean help = Arrays.asList(rest).contains("--help") || Arrays.asList(rest).contains("-h");
+        try {
+            switch (args[0]) {
+                case "demo":
+                    if (help) {
+                        out.println(Demo.USAGE + "\njob flags:\n" + JobConfig.usage());
+                        return 0;
+                    }
+                    return Demo.run(rest, out);
+                case "run":
+                    if (help) {
+                        out.println("usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage());
+                        return 0;
+                    }
+                    JobConfig config = JobConfig.parse(rest);
+                    out.printf("running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n", config.pipeline(),
+                            config.jobVersion(), config.source(), config.store(), "the store's _progress.json");
+                    SnapshotJob.start(SnapshotJob.local(new org.apache.flink.configuration.Configuration()), config)
+                            .getJobExecutionResult().get();
+                    return 0;
+                case "inspect":
+                    if (help) {
+                        out.println(Inspect.USAGE);
+                        return 0;
+                    }
+                    return Inspect.run(rest, out);
+                default:
+                    err.println("error: unknown command '" + args[0] + "'\n\n" + USAGE);
+                    return 2;
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("error: " + e.getMessage());
+            err.println("(snapshots " + args[0] + " --help lists the flags)");
+            return 2;
+        } catch (Exception e) {
+            err.println("error: " + e);
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.snapshots.job;
+
+import dev.snapshots.format.PartEncoding;
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+
+/**
+ * {@code snapshots demo}: the job on an embedded Flink, generated telemetry in, Parquet snapshots
+ * out to a local directory, one line per window as its snapshot is published. Run it twice on
+ * the same directory and every part collapses into the objects of the first run.
+ */
+final class Demo {
+    static final String USAGE = String.join("\n",
+            "usage: snapshots demo [--out DIR] [--fresh] [job flags]",
+            "",
+            "  --out DIR   where snapshots go [target/demo]; a second run into the same DIR collapses into the first",
+            "  --fresh     empty DIR first");
+
+    private Demo() {}
+
+    static int run(String[] args, PrintStream out) throws Exception {
+        Path dir = Path.of("target", "demo");
+        boolean fresh = false;
+        List<String> jobFlags = new ArrayList<>(List.of("--windows", "36", "--events-per-window", "1000",
+                "--events-per-second", "1500", "--checkpoint-interval", "2s", "--keys", "50"));
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--out") && i + 1 < args.length) {
+                dir = Path.of(args[++i]);
+            } else if (args[i].equals("--fresh")) {
+                fresh = true;
+            } else {
+                jobFlags.add(args[i]);
+            }
+        }
+        dir = dir.toAbsolutePath();
+        if (fresh) {
+            deleteRecursively(dir);
+        }
+        Files.createDirectories(dir);
+        jobFlags.add("--store");
+        jobFlags.add(dir.toUri().toString());
+        JobConfig config = JobConfig.parse(jobFlags.toArray(new String[0]));
+        long windows = config.number("windows");
+        out.printf("demo: %d windows of %s event time, %d events each, %d devices, B=%d buckets, into %s%n", windows,
+                config.windowLength(), config.number("events-per-window"), config.number("keys"), config.buckets(), dir);
+        out.printf("      every %sth record malformed, every %sth late; checkpoints every %s%n",
+                config.string("bad-every"), config.string("late-every"), config.string("checkpoint-interval"));
+
+        long started = System.nanoTime();
+        Configuration flink = new Configuration();
+        JobClient job = SnapshotJob.start(SnapshotJob.local(flink), config);
+        String jobId = job.getJobID().toHexString();
+        Set<Long> printed = new HashSet<>();
+        Totals totals = new Totals();
+        try (ObjectStore store = config.store().open()) {
+            out.printf("%-18s %6s %7s %10s %10s %13s%n", "window (UTC)", "parts", "rows", "collapsed", "divergent", "dead letters");
+            while (!job.getJobStatus().get().isTerminalState()) {
+                printNewWindows(store, config, jobId, printed, totals, out);
+                Thread.sleep(500);
+            }
+            job.getJobExecutionResult().get();
+            printNewWindows(store, config, jobId, printed, totals, out);
+            Map<String, Long> reasons = deadLetterReasons(store, config);
+            double seconds = (System.nanoTime() - started) / 1e9;
+            out.printf("%ndone in %.1f s: %d windows, %d parts, %d rows; %d created, %d collapsed into earlier objects,"
+                            + " %d divergent%n",
+                    seconds, printed.size(), totals.parts, totals.rows, totals.parts - totals.collapsed, totals.collapsed,
+                    totals.divergent);
+            out.printf("dead letters: %d %s%n", reasons.values().stream().mapToLong(Long::longValue).sum(), reasons);
+            out.printf("%nlook inside:  ./snapshots inspect %s%n", dir.toUri());
+            out.printf("query:        duckdb -c \"SELECT device, sum(count) FROM read_parquet('%s/%s/v=%d/*/*/*/*.parquet',"
+                    + " hive_partitioning=true) GROUP BY 1 ORDER BY 1 LIMIT 5\"%n", dir, config.pipeline(), config.jobVersion());
+        }
+        return 0;
+    }
+
+    private static final class Totals {
+        long parts;
+        long rows;
+        long collapsed;
+        long divergent;
+    }
+
+    /** Prints each window once the completion pointer has passed it. */
+    private static void printNewWindows(ObjectStore store, JobConfig config, String jobId, Set<Long> printed, Totals totals,
+            PrintStream out) throws IOException {
+        StoreScan scan = StoreScan.of(store);
+        Optional<StoreScan.Version> snapshots = version(scan, config, PartKind.SNAPSHOT);
+        if (snapshots.isEmpty() || snapshots.get().completeThrough().isEmpty()) {
+            return;
+        }
+        long through = snapshots.get().completeThrough().get();
+        Map<Long, List<StoreScan.Part>> deadLetters = version(scan, config, PartKind.DEAD_LETTER)
+                .map(StoreScan.Version::windows).orElse(Map.of());
+        Map<Long, Long> divergentByWindow = new TreeMap<>();
+        for (String evidence : scan.divergences) {
+            String partKey = evidence.substring(ObjectKeys.DIVERGENCE_PREFIX.length(), evidence.lastIndexOf('/'));
+            ObjectKeys.parse(partKey).ifPresent(p -> divergentByWindow.merge(p.windowStartMillis(), 1L, Long::sum));
+        }
+        long window = config.windowLength().toMillis();
+        for (Map.Entry<Long, List<StoreScan.Part>> w : snapshots.get().windows().entrySet()) {
+            if (w.getKey() + window > through || !printed.add(w.getKey())) {
+                continue;
+            }
+            List<StoreScan.Part> parts = w.getValue();
+            long rows = parts.stream().mapToLong(StoreScan.Part::rows).sum();
+            long collapsed = parts.stream().filter(p -> !p.writerJob().equals(jobId)).count();
+            long divergent = divergentByWindow.getOrDefault(w.getKey(), 0L);
+            long dead = deadLetters.getOrDefault(w.getKey(), List.of()).stream().mapToLong(StoreScan.Part::rows).sum();
+            totals.parts += parts.size();
+            totals.rows += rows;
+            totals.collapsed += collapsed;
+            totals.divergent += divergent;
+            out.printf("%-18s %6d %7d %10d %10d %13d%n", Inspect.WINDOW.format(Instant.ofEpochMilli(w.getKey())),
+                    parts.size(), rows, collapsed, divergent, dead);
+        }
+    }
+
+    private static Optional<StoreScan.Version> version(StoreScan scan, JobConfig config, PartKind kind) {
+        return scan.versions.stream()
+                .filter(v -> v.kind() == kind && v.pipeline().equals(config.pipeline()) && v.jobVersion() == config.jobVersion())
+                .findFirst();
+    }
+
+    private static Map<String, Long> deadLetterReasons(ObjectStore store, JobConfig config) throws IOException {
+        Map<String, Long> reasons = new TreeMap<>();
+        List<String> keys = new ArrayList<>();
+        store.list(PartKind.DEAD_LETTER.prefix() + ObjectKeys.versionPrefix(config.pipeline(), config.jobVersion()),
+                o -> keys.add(o.key()));
+        for (String key : keys) {
+            if (ObjectKeys.parse(key).isPresent()) {
+                for (GenericRecord r : PartEncoding.decode(PartKind.DEAD_LETTER, store.get(key).orElseThrow().content(),
+                        DeadLetter.SCHEMA)) {
+                    reasons.merge(r.get("reason").toString(), 1L, Long::sum);
+                }
+            }
+        }
+        return reasons;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

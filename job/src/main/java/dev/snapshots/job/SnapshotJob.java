@@ -1,0 +1,54 @@
+package dev.snapshots.job;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.CheckpointConfig;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The job's entry point on a cluster ({@code flink run snapshots-job.jar --store s3://...}) and
+ * behind {@code ./snapshots run}. Flags: {@link JobConfig}.
+ */
+public final class SnapshotJob {
+    private SnapshotJob() {}
+
+    public static void main(String[] args) throws Exception {
+        JobConfig config;
+        try {
+            config = JobConfig.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.println("flags:\n" + JobConfig.usage());
+            System.exit(2);
+            return;
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        configure(env, config);
+        env.execute(name(config));
+    }
+
+    /** Builds the job on {@code env} and starts it; the caller waits or watches. */
+    public static JobClient start(StreamExecutionEnvironment env, JobConfig config) throws Exception {
+        configure(env, config);
+        return env.executeAsync(name(config));
+    }
+
+    static void configure(StreamExecutionEnvironment env, JobConfig config) {
+        env.setParallelism(config.parallelism());
+        env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
+        env.enableCheckpointing(config.duration("checkpoint-interval").toMillis());
+        // Keep the last checkpoint when the job is cancelled: a restart resumes from it.
+        env.getCheckpointConfig().setExternalizedCheckpointCleanup(
+                CheckpointConfig.ExternalizedCheckpointCleanup.RETAIN_ON_CANCELLATION);
+        SnapshotPipeline.build(env, config, Sources.create(env, config));
+    }
+
+    static String name(JobConfig config) {
+        return "snapshots " + config.pipeline() + " v" + config.jobVersion();
+    }
+
+    /** A local environment for embedded runs: the web UI off, a reporter the demo reads. */
+    static StreamExecutionEnvironment local(Configuration conf) {
+        return StreamExecutionEnvironment.createLocalEnvironment(conf);
+    }
+}

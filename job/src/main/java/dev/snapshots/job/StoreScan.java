@@ -1,0 +1,69 @@
+package dev.snapshots.job;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.ObjectKeys.PartKey;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.sink.PartMetadata;
+import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/** What a store holds, grouped the way a reader thinks of it: version, window, part. */
+final class StoreScan {
+    /** One published part with what its metadata says. */
+    record Part(PartKey key, long size, long rows, String fingerprint, String writerJob) {}
+
+    /** All parts of one (kind, pipeline, job version), by window, and its completion pointer. */
+    record Version(PartKind kind, String pipeline, int jobVersion, Optional<Long> completeThrough,
+            Map<Long, List<Part>> windows) {
+        long rows() {
+            return windows.values().stream().flatMap(List::stream).mapToLong(Part::rows).sum();
+        }
+
+        long parts() {
+            return windows.values().stream().mapToLong(List::size).sum();
+        }
+    }
+
+    final List<Version> versions = new ArrayList<>();
+    final List<String> divergences = new ArrayList<>();
+    final List<String> other = new ArrayList<>();
+
+    /** Lists everything; reads each part's metadata (one HEAD per part on S3). */
+    static StoreScan of(ObjectStore store) throws IOException {
+        StoreScan scan = new StoreScan();
+        List<String> keys = new ArrayList<>();
+        store.list("", o -> keys.add(o.key()));
+        Map<String, Map<Long, List<Part>>> byVersion = new TreeMap<>();
+        Map<String, PartKey> sample = new TreeMap<>();
+        for (String key : keys) {
+            Optional<PartKey> parsed = ObjectKeys.parse(key);
+            if (parsed.isPresent()) {
+                PartKey p = parsed.get();
+                Map<String, String> md = store.head(key).map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
+                long size = store.head(key).map(ObjectStore.ObjectInfo::size).orElse(0L);
+                String id = p.kind() + "|" + p.pipeline() + "|" + p.jobVersion();
+                sample.putIfAbsent(id, p);
+                byVersion.computeIfAbsent(id, v -> new TreeMap<>())
+                        .computeIfAbsent(p.windowStartMillis(), w -> new ArrayList<>())
+                        .add(new Part(p, size, Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0")),
+                                md.getOrDefault(PartMetadata.FINGERPRINT, ""), md.getOrDefault(PartMetadata.WRITER_JOB, "")));
+            } else if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
+                scan.divergences.add(key);
+            } else if (!key.endsWith(ObjectKeys.PROGRESS_FILE)) {
+                scan.other.add(key);
+            }
+        }
+        for (Map.Entry<String, Map<Long, List<Part>>> v : byVersion.entrySet()) {
+            PartKey p = sample.get(v.getKey());
+            scan.versions.add(new Version(p.kind(), p.pipeline(), p.jobVersion(),
+                    CompletionPointer.read(store, p.kind(), p.pipeline(), p.jobVersion()), v.getValue()));
+        }
+        return scan;
+    }
+}
