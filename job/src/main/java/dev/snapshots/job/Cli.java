@@ -44,7 +44,7 @@ public final class Cli {
                     JobConfig config = JobConfig.parse(rest);
                     out.printf("running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n", config.pipeline(),
                             config.jobVersion(), config.source(), config.store(), "the store's _progress.json");
-                    SnapshotJob.start(SnapshotJob.local(new org.apache.flink.configuration.Configuration()), config)
+                    SnapshotJob.start(SnapshotJob.embedded(), config)
                             .getJobExecutionResult().get();
                     return 0;
                 case "inspect":

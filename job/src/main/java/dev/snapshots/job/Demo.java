@@ -19,8 +19,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.flink.configuration.Configuration;
+import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.core.execution.JobClient;
+import dev.snapshots.progress.CompletionPointer;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code snapshots demo}: the job on an embedded Flink, generated telemetry in, Parquet snapshots
@@ -65,18 +67,18 @@ final class Demo {
                 config.string("bad-every"), config.string("late-every"), config.string("checkpoint-interval"));
 
         long started = System.nanoTime();
-        Configuration flink = new Configuration();
-        JobClient job = SnapshotJob.start(SnapshotJob.local(flink), config);
+        JobClient job = SnapshotJob.start(SnapshotJob.embedded(), config);
         String jobId = job.getJobID().toHexString();
         Set<Long> printed = new HashSet<>();
         Totals totals = new Totals();
         try (ObjectStore store = config.store().open()) {
             out.printf("%-18s %6s %7s %10s %10s %13s%n", "window (UTC)", "parts", "rows", "collapsed", "divergent", "dead letters");
-            while (!job.getJobStatus().get().isTerminalState()) {
+            CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
+            while (!result.isDone()) {
                 printNewWindows(store, config, jobId, printed, totals, out);
                 Thread.sleep(500);
             }
-            job.getJobExecutionResult().get();
+            result.get();
             printNewWindows(store, config, jobId, printed, totals, out);
             Map<String, Long> reasons = deadLetterReasons(store, config);
             double seconds = (System.nanoTime() - started) / 1e9;
@@ -102,12 +104,17 @@ final class Demo {
     /** Prints each window once the completion pointer has passed it. */
     private static void printNewWindows(ObjectStore store, JobConfig config, String jobId, Set<Long> printed, Totals totals,
             PrintStream out) throws IOException {
-        StoreScan scan = StoreScan.of(store);
-        Optional<StoreScan.Version> snapshots = version(scan, config, PartKind.SNAPSHOT);
-        if (snapshots.isEmpty() || snapshots.get().completeThrough().isEmpty()) {
+        // The pointer first: every part it covers is published before the listing starts.
+        Optional<Long> pointer = CompletionPointer.read(store, PartKind.SNAPSHOT, config.pipeline(), config.jobVersion());
+        if (pointer.isEmpty()) {
             return;
         }
-        long through = snapshots.get().completeThrough().get();
+        long through = pointer.get();
+        StoreScan scan = StoreScan.of(store);
+        Optional<StoreScan.Version> snapshots = version(scan, config, PartKind.SNAPSHOT);
+        if (snapshots.isEmpty()) {
+            return;
+        }
         Map<Long, List<StoreScan.Part>> deadLetters = version(scan, config, PartKind.DEAD_LETTER)
                 .map(StoreScan.Version::windows).orElse(Map.of());
         Map<Long, Long> divergentByWindow = new TreeMap<>();

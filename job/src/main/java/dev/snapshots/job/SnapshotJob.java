@@ -47,8 +47,8 @@ public final class SnapshotJob {
         return "snapshots " + config.pipeline() + " v" + config.jobVersion();
     }
 
-    /** A local environment for embedded runs: the web UI off, a reporter the demo reads. */
-    static StreamExecutionEnvironment local(Configuration conf) {
-        return StreamExecutionEnvironment.createLocalEnvironment(conf);
+    /** Embedded Flink when run from the launcher; the surrounding cluster when there is one (tests). */
+    static StreamExecutionEnvironment embedded() {
+        return StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
     }
 }

@@ -41,12 +41,19 @@ public final class SnapshotPipeline {
         EventParser parser = new EventParser((int) config.number("max-record-bytes"),
                 config.duration("future-horizon").toMillis(), config.duration("past-horizon").toMillis());
 
-        SingleOutputStreamOperator<Event> events = raw.process(new ParseEvents(parser)).name("parse").uid("parse");
-        SingleOutputStreamOperator<WindowAggregate> aggregates = events
+        // Parsing, event time and the late gate run at the source's parallelism, chained to it: the
+        // watermark then follows each source split's own order, and which events are late is a
+        // function of the input, not of how records were spread over parallel parsers.
+        int sourceParallelism = raw.getParallelism();
+        SingleOutputStreamOperator<Event> events =
+                raw.process(new ParseEvents(parser)).name("parse").uid("parse").setParallelism(sourceParallelism);
+        SingleOutputStreamOperator<Event> onTime = events
                 .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(c -> new EveryEventWatermarks<>(outOfOrderness))
                         .withTimestampAssigner((e, t) -> e.timestampMillis)
                         .withIdleness(idleness))
-                .name("event-time").uid("event-time")
+                .name("event-time").uid("event-time").setParallelism(sourceParallelism)
+                .process(new LateGate(window.toMillis(), outOfOrderness)).name("late-gate").uid("late-gate").setParallelism(sourceParallelism);
+        SingleOutputStreamOperator<WindowAggregate> aggregates = onTime
                 .keyBy(e -> e.device)
                 .window(TumblingEventTimeWindows.of(window))
                 .sideOutputLateData(LATE)
@@ -57,7 +64,8 @@ public final class SnapshotPipeline {
                 .sinkTo(sink(config, new WindowAggregate.Format(), config.buckets()).build())
                 .name("snapshots").uid("snapshots");
 
-        DataStream<DeadLetter> late = aggregates.getSideOutput(LATE).process(new LateToDeadLetter()).name("late").uid("late");
+        DataStream<DeadLetter> late = aggregates.getSideOutput(LATE).union(onTime.getSideOutput(LATE))
+                .process(new LateToDeadLetter()).name("late").uid("late");
         DataStream<DeadLetter> rejected = events.getSideOutput(ParseEvents.DEAD_LETTERS).union(late)
                 .assignTimestampsAndWatermarks(WatermarkStrategy.<DeadLetter>forBoundedOutOfOrderness(Duration.ofMillis(outOfOrderness))
                         .withTimestampAssigner((d, t) -> d.arrivalMillis)

@@ -60,7 +60,7 @@ public final class Sources {
     private static DataStream<RawRecord> file(StreamExecutionEnvironment env, JobConfig c) {
         Path path = Path.of(c.string("file"));
         long lines;
-        try (Stream<String> s = Files.lines(path, StandardCharsets.UTF_8)) {
+        try (Stream<String> s = Files.lines(path, StandardCharsets.ISO_8859_1)) { // counts lines of any bytes
             lines = s.count();
         } catch (IOException | UncheckedIOException e) {
             throw new IllegalArgumentException("--file " + path + " cannot be read: " + e.getMessage());

@@ -8,7 +8,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
  * Seeded synthetic network telemetry, a pure function of the record index: the same seed gives the
  * same stream on every run, which is what lets tests and the demo compare against a reference.
  *
- * <p>Record i arrives at {@code start + i * (window / eventsPerWindow)}. Good events carry an event
+ * <p>Record i arrives at {@code start + out-of-orderness + i * (window / eventsPerWindow)}. Good events carry an event
  * time up to a third of the out-of-orderness before that (out of order, never late). Every
  * {@code badEvery}-th record is malformed, cycling through every {@link Bad} kind; every
  * {@code lateEvery}-th is a valid event three windows old, which arrives after its window closed.
@@ -65,8 +65,9 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
         this.maxRecordBytes = maxRecordBytes;
     }
 
+    /** Starts one out-of-orderness after the first window opens, so no event falls before it. */
     public long arrival(long i) {
-        return START_MILLIS + i * (windowMillis / eventsPerWindow);
+        return START_MILLIS + outOfOrdernessMillis + i * (windowMillis / eventsPerWindow);
     }
 
     public Truth truth(long i) {
@@ -126,7 +127,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
             case PAST: text = "{\"device\":\"dev-00001\",\"ts\":" + (now - 30L * 86_400_000L) + ",\"value\":1.5}"; break;
             case STRING_VALUE: text = "{\"device\":\"dev-00001\",\"ts\":" + iso + ",\"value\":\"1.5\"}"; break;
             case NAN: text = "{\"device\":\"dev-00001\",\"ts\":" + iso + ",\"value\":NaN}"; break;
-            case HUGE: text = "{\"device\":\"dev-00001\",\"ts\":" + iso + ",\"value\":1e400}"; break;
+            case HUGE: text = "{\"device\":\"dev-00001\",\"ts\":" + iso + ",\"value\":2.5e13}"; break;
             case OVERSIZED: text = "{\"device\":\"dev-00001\",\"ts\":" + iso + ",\"value\":1,\"pad\":\"" + "x".repeat(maxRecordBytes) + "\"}"; break;
             case INVALID_UTF8:
                 byte[] b = ("{\"device\":\"dev-\u00e9\",\"ts\":" + now + ",\"value\":1}").getBytes(StandardCharsets.UTF_8);
