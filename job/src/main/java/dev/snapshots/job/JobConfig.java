@@ -35,6 +35,7 @@ public final class JobConfig implements Serializable {
         {"past-horizon", "7d", "events this far before their arrival are dead-lettered"},
         {"source", "generator", "generator | kinesis | file"},
         {"seed", "42", "generator: seed"},
+        {"start", java.time.Instant.ofEpochMilli(TelemetryGenerator.START_MILLIS).toString(), "generator: where event time starts (ISO-8601, aligned to the window)"},
         {"keys", "200", "generator: number of devices"},
         {"windows", "24", "generator: windows of event time to produce (0 = unbounded)"},
         {"events-per-window", "2000", "generator: events per window of event time"},
@@ -117,6 +118,9 @@ public final class JobConfig implements Serializable {
                 requireAtLeast("bad-every", 0);
                 requireAtLeast("late-every", 0);
                 number("seed");
+                if (instant("start").toEpochMilli() % windowLength().toMillis() != 0) {
+                    throw new IllegalArgumentException("--start must be aligned to the window length " + windowLength());
+                }
                 break;
             case "file":
                 if (string("file").isEmpty()) {
@@ -124,7 +128,7 @@ public final class JobConfig implements Serializable {
                 }
                 break;
             case "kinesis":
-                if (!string("stream-arn").startsWith("arn:")) {
+                if (!string("stream-arn").matches("arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\\d+:stream/[A-Za-z0-9_.-]+")) {
                     throw new IllegalArgumentException("--source kinesis needs --stream-arn arn:aws:kinesis:REGION:ACCOUNT:stream/NAME");
                 }
                 if (!Set.of("TRIM_HORIZON", "LATEST").contains(string("initial-position"))) {
@@ -173,6 +177,14 @@ public final class JobConfig implements Serializable {
             }
         } catch (NumberFormatException | DateTimeParseException e) {
             throw new IllegalArgumentException("--" + flag + " must be a duration like 500ms, 10s, 5m, 1h or 7d, got '" + v + "'");
+        }
+    }
+
+    public java.time.Instant instant(String flag) {
+        try {
+            return java.time.Instant.parse(string(flag));
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException("--" + flag + " must be an ISO-8601 instant like 2026-11-30T10:00:00Z, got '" + string(flag) + "'");
         }
     }
 

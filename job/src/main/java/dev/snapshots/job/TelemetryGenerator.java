@@ -15,6 +15,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
  */
 public final class TelemetryGenerator implements GeneratorFunction<Long, RawRecord> {
     private static final long serialVersionUID = 1L;
+    /** Where generated event time starts unless {@code --start} says otherwise. */
     public static final long START_MILLIS = Instant.parse("2026-11-30T10:00:00Z").toEpochMilli();
 
     /** The malformed records the generator makes, and what the job must call each. */
@@ -44,6 +45,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
     /** What record i is, before it is encoded: a good event, a late one, or a malformed record. */
     public record Truth(long index, Event event, boolean late, Bad bad) {}
 
+    private final long startMillis;
     private final long seed;
     private final int keys;
     private final long windowMillis;
@@ -53,8 +55,9 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
     private final long outOfOrdernessMillis;
     private final int maxRecordBytes;
 
-    public TelemetryGenerator(long seed, int keys, long windowMillis, int eventsPerWindow, int badEvery, int lateEvery,
-            long outOfOrdernessMillis, int maxRecordBytes) {
+    public TelemetryGenerator(long startMillis, long seed, int keys, long windowMillis, int eventsPerWindow, int badEvery,
+            int lateEvery, long outOfOrdernessMillis, int maxRecordBytes) {
+        this.startMillis = startMillis;
         this.seed = seed;
         this.keys = keys;
         this.windowMillis = windowMillis;
@@ -67,7 +70,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
 
     /** Starts one out-of-orderness after the first window opens, so no event falls before it. */
     public long arrival(long i) {
-        return START_MILLIS + outOfOrdernessMillis + i * (windowMillis / eventsPerWindow);
+        return startMillis + outOfOrdernessMillis + i * (windowMillis / eventsPerWindow);
     }
 
     public Truth truth(long i) {
@@ -82,7 +85,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
         valueMicros -= valueMicros % 1000; // three decimals, as a sensor would report
         long bytes = Math.floorMod(h >>> 24, 1_500_000L);
         long latencyMicros = Math.floorMod(h >>> 40, 250_000L);
-        boolean late = lateEvery > 0 && i % lateEvery == lateEvery - 1 && arrival >= START_MILLIS + 4 * windowMillis;
+        boolean late = lateEvery > 0 && i % lateEvery == lateEvery - 1 && arrival >= startMillis + 4 * windowMillis;
         long eventTime = late
                 ? arrival - 3 * windowMillis
                 : arrival - Math.floorMod(h >>> 48, Math.max(1, outOfOrdernessMillis / 3));

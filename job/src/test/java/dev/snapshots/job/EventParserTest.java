@@ -16,7 +16,7 @@ class EventParserTest {
     private static final int MAX_BYTES = 4096;
     private static final EventParser PARSER = new EventParser(MAX_BYTES, 3_600_000L, 7 * 86_400_000L);
     private static final TelemetryGenerator GENERATOR =
-            new TelemetryGenerator(7, 20, 300_000, 100, 3, 11, 10_000, MAX_BYTES);
+            new TelemetryGenerator(TelemetryGenerator.START_MILLIS, 7, 20, 300_000, 100, 3, 11, 10_000, MAX_BYTES);
 
     @Example
     void everyKindOfMalformedRecordGetsItsOwnReason() {

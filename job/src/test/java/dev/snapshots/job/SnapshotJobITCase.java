@@ -109,7 +109,7 @@ class SnapshotJobITCase {
     void aFuzzedReplayAccountsForEveryRecordOnceEitherInASnapshotOrAsADeadLetter() throws Exception {
         Path file = tmp.resolve("fuzz.jsonl");
         Random random = new Random(11);
-        TelemetryGenerator generator = new TelemetryGenerator(3, 30, 300_000, 200, 0, 0, 10_000, 65_536);
+        TelemetryGenerator generator = new TelemetryGenerator(TelemetryGenerator.START_MILLIS, 3, 30, 300_000, 200, 0, 0, 10_000, 65_536);
         List<byte[]> lines = new ArrayList<>();
         int valid = 0;
         int invalid = 0;
