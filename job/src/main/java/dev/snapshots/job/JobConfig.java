@@ -98,17 +98,17 @@ public final class JobConfig implements Serializable {
     }
 
     private void validate() {
-        WorkIdentity.requirePipeline(pipeline());
+        named("pipeline", () -> WorkIdentity.requirePipeline(pipeline()));
         requireAtLeast("job-version", 0);
         requireAtLeast("schema-version", 0);
-        WorkIdentity.requireBuckets(0, buckets());
-        WorkIdentity.requireWindowLength(windowLength().toMillis());
+        named("buckets", () -> WorkIdentity.requireBuckets(0, buckets()));
+        named("window", () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
         requireAtLeast("parallelism", 1);
         requireAtLeast("max-record-bytes", 1);
         for (String d : new String[] {"out-of-orderness", "idleness", "checkpoint-interval", "future-horizon", "past-horizon"}) {
             duration(d);
         }
-        store();
+        named("store", this::store);
         switch (source()) {
             case "generator":
                 requireAtLeast("keys", 1);
@@ -137,6 +137,15 @@ public final class JobConfig implements Serializable {
                 break;
             default:
                 throw new IllegalArgumentException("--source must be generator, kinesis or file, got '" + source() + "'");
+        }
+    }
+
+    /** Runs a shared rule and names the flag it came from in the message. */
+    private static void named(String flag, Runnable rule) {
+        try {
+            rule.run();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage() : "--" + flag + ": " + e.getMessage());
         }
     }
 

@@ -2,9 +2,7 @@ package dev.snapshots.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.snapshots.format.PartEncoding;
 import dev.snapshots.job.testutils.KinesaliteServer;
-import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
@@ -17,10 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -98,32 +93,12 @@ class KinesisJobITCase {
         job.stopWithSavepoint(true, tmp.toUri().toString(), SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
 
         Reference ref = Reference.of(generator, records, config.windowLength().toMillis(), config.buckets());
-        Map<String, Set<String>> parts = new TreeMap<>();
-        Map<String, Long> reasons = new TreeMap<>();
+        Reference published;
         try (ObjectStore s = store.open()) {
-            List<String> keys = new ArrayList<>();
-            s.list("", o -> keys.add(o.key()));
-            for (String key : keys) {
-                ObjectKeys.PartKey p = ObjectKeys.parse(key).orElse(null);
-                if (p == null) {
-                    continue;
-                }
-                byte[] content = s.get(key).orElseThrow().content();
-                if (p.kind() == PartKind.DEAD_LETTER) {
-                    PartEncoding.decode(p.kind(), content, DeadLetter.SCHEMA)
-                            .forEach(r -> reasons.merge(r.get("reason").toString(), 1L, Long::sum));
-                } else if (p.windowStartMillis() < closingWindow) {
-                    Set<String> rows = new TreeSet<>();
-                    for (GenericRecord r : PartEncoding.decode(content)) {
-                        rows.add(Reference.row(r.get("device").toString(), (Long) r.get("window_start"), (Long) r.get("count"),
-                                micros(r, "value_sum"), micros(r, "value_min"), micros(r, "value_max"),
-                                (Long) r.get("last_event_time"), micros(r, "value_last"), (Long) r.get("bytes_total"),
-                                micros(r, "latency_max_ms")));
-                    }
-                    assertThat(parts.put(p.windowStartMillis() + "/" + p.bucket(), rows)).as("second object for %s", key).isNull();
-                }
-            }
+            published = Reference.published(s, 1, closingWindow);
         }
+        Map<String, Set<String>> parts = published.parts;
+        Map<String, Long> reasons = published.deadLetterReasons;
         System.out.printf("FIGURES kinesis: records=%d parts=%d dead-letters=%s%n", records, parts.size(), reasons);
         assertThat(parts).as("snapshot rows per (window, bucket)").isEqualTo(ref.parts);
         assertThat(reasons).as("dead letters by reason").isEqualTo(ref.deadLetterReasons);
@@ -135,9 +110,5 @@ class KinesisJobITCase {
                 .partitionKey("p")
                 .explicitHashKey(SHARD_HASH_KEYS[shard])
                 .build();
-    }
-
-    private static long micros(GenericRecord r, String field) {
-        return Math.round((Double) r.get(field) * 1_000_000d);
     }
 }

@@ -1,6 +1,14 @@
 package dev.snapshots.job;
 
+import dev.snapshots.format.PartEncoding;
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.sink.Buckets;
+import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.avro.generic.GenericRecord;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -53,6 +61,42 @@ final class Reference {
                     .add(row(device, window, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]));
         });
         return ref;
+    }
+
+    /** What a store holds for one job version, in the reference's terms, for windows before {@code beforeWindow}. */
+    static Reference published(ObjectStore store, int jobVersion, long beforeWindow) throws IOException {
+        Reference out = new Reference();
+        List<String> keys = new ArrayList<>();
+        store.list("", o -> keys.add(o.key()));
+        for (String key : keys) {
+            ObjectKeys.PartKey p = ObjectKeys.parse(key).orElse(null);
+            if (p == null || p.jobVersion() != jobVersion) {
+                continue;
+            }
+            byte[] content = store.get(key).orElseThrow().content();
+            if (p.kind() == PartKind.DEAD_LETTER) {
+                PartEncoding.decode(p.kind(), content, DeadLetter.SCHEMA)
+                        .forEach(r -> out.deadLetterReasons.merge(r.get("reason").toString(), 1L, Long::sum));
+            } else if (p.windowStartMillis() < beforeWindow) {
+                Set<String> rows = new TreeSet<>();
+                for (GenericRecord r : PartEncoding.decode(content)) {
+                    rows.add(row(r.get("device").toString(), (Long) r.get("window_start"), (Long) r.get("count"),
+                            micros(r, "value_sum"), micros(r, "value_min"), micros(r, "value_max"),
+                            (Long) r.get("last_event_time"), micros(r, "value_last"), (Long) r.get("bytes_total"),
+                            micros(r, "latency_max_ms")));
+                    out.goodEvents += (Long) r.get("count");
+                }
+                String part = p.windowStartMillis() + "/" + p.bucket();
+                if (out.parts.put(part, rows) != null) {
+                    throw new AssertionError("a second object for part " + part + ": " + key);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static long micros(GenericRecord r, String field) {
+        return Math.round((Double) r.get(field) * 1_000_000d);
     }
 
     static String row(String device, long window, long count, long sum, long min, long max, long lastTs, long last,

@@ -234,41 +234,21 @@ class SnapshotJobITCase {
     private static void assertMatchesReference(JobConfig config) throws Exception {
         Reference ref = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config),
                 config.windowLength().toMillis(), config.buckets());
-        Map<String, Set<String>> actual = new TreeMap<>();
-        Map<String, Long> reasons = new TreeMap<>();
+        Reference published;
         try (ObjectStore store = config.store().open()) {
-            for (String key : keys(store, "")) {
-                ObjectKeys.PartKey p = ObjectKeys.parse(key).orElse(null);
-                if (p == null || p.jobVersion() != config.jobVersion()) {
-                    continue;
-                }
-                byte[] content = store.get(key).orElseThrow().content();
-                if (p.kind() == PartKind.DEAD_LETTER) {
-                    for (GenericRecord r : PartEncoding.decode(p.kind(), content, DeadLetter.SCHEMA)) {
-                        reasons.merge(r.get("reason").toString(), 1L, Long::sum);
-                    }
-                    continue;
-                }
-                Set<String> rows = new TreeSet<>();
-                for (GenericRecord r : PartEncoding.decode(content)) {
-                    rows.add(Reference.row(r.get("device").toString(), (Long) r.get("window_start"), (Long) r.get("count"),
-                            micros(r, "value_sum"), micros(r, "value_min"), micros(r, "value_max"),
-                            (Long) r.get("last_event_time"), micros(r, "value_last"), (Long) r.get("bytes_total"),
-                            micros(r, "latency_max_ms")));
-                }
-                String part = p.windowStartMillis() + "/" + p.bucket();
-                assertThat(actual.put(part, rows)).as("a second object for part %s: %s", part, key).isNull();
-                assertThat(key).isEqualTo(ObjectKeys.partKey(new dev.snapshots.key.WorkIdentity(config.pipeline(),
-                        p.windowStartMillis(), config.windowLength().toMillis(), config.jobVersion(), config.schemaVersion(),
-                        p.bucket(), config.buckets(), "")));
+            published = Reference.published(store, config.jobVersion(), Long.MAX_VALUE);
+            for (String part : published.parts.keySet()) {
+                long window = Long.parseLong(part.substring(0, part.indexOf('/')));
+                int bucket = Integer.parseInt(part.substring(part.indexOf('/') + 1));
+                String key = ObjectKeys.partKey(new dev.snapshots.key.WorkIdentity(config.pipeline(), window,
+                        config.windowLength().toMillis(), config.jobVersion(), config.schemaVersion(), bucket, config.buckets(), ""));
+                assertThat(store.head(key)).as("the part's key is a function of its identity: %s", key).isPresent();
             }
         }
+        Map<String, Set<String>> actual = published.parts;
+        Map<String, Long> reasons = published.deadLetterReasons;
         assertThat(actual).as("snapshot rows per part").isEqualTo(ref.parts);
         assertThat(reasons).as("dead letters by reason").isEqualTo(ref.deadLetterReasons);
-    }
-
-    private static long micros(GenericRecord r, String field) {
-        return Math.round((Double) r.get(field) * 1_000_000d);
     }
 
     private static List<String> keys(ObjectStore store, String prefix) throws Exception {

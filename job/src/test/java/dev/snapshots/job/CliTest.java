@@ -1,0 +1,59 @@
+package dev.snapshots.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** A bad command line gets one clear line naming the flag and exit code 2, never a stack trace. */
+class CliTest {
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "run --store file:///tmp/x --window 7m | --window / window length must divide a day evenly",
+        "run --store file:///tmp/x --buckets 0 | bucket count must be in 1..99999, got 0",
+        "run --store file:///tmp/x --out-of-orderness soon | --out-of-orderness must be a duration like 500ms",
+        "run --store ftp://host/x | must start with file:// or s3://",
+        "run --store file:///tmp/x --pipeline Orders/EU | pipeline name 'Orders/EU' must be 1-63 characters",
+        "run --store file:///tmp/x --source kinesis | --source kinesis needs --stream-arn",
+        "run --store file:///tmp/x --source kafka | --source must be generator, kinesis or file",
+        "run --store file:///tmp/x --colour blue | unknown flag --colour",
+        "run --store file:///tmp/x --job-version | --job-version needs a value",
+        "run --window 5m | --store is required",
+        "inspect | STORE_URI is required",
+        "frobnicate | unknown command 'frobnicate'",
+    })
+    void badCommandLinesGetAClearMessageAndExitCodeTwo(String args, String message) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        int code = Cli.run(args.split(" "), print(out), print(err));
+
+        String said = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).isEqualTo(2);
+        for (String part : message.split(" / ")) {
+            assertThat(said).contains(part);
+        }
+        assertThat(said).doesNotContain("\tat ").doesNotContain("Exception");
+    }
+
+    @Test
+    void everyCommandHasHelp() {
+        for (String command : new String[] {"demo", "run", "inspect"}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertThat(Cli.run(new String[] {command, "--help"}, print(out), print(new ByteArrayOutputStream()))).isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: snapshots " + command);
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(Cli.run(new String[] {"--help"}, print(out), print(new ByteArrayOutputStream()))).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("demo", "run", "inspect");
+    }
+
+    private static PrintStream print(ByteArrayOutputStream bytes) {
+        return new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    }
+}
