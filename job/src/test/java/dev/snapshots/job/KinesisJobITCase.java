@@ -56,7 +56,7 @@ class KinesisJobITCase {
         JobConfig config = JobConfig.parse(new String[] {"--source", "kinesis", "--start", java.time.Instant.ofEpochMilli(start).toString(), "--stream-arn", arn,
             "--kinesis-endpoint", kinesis.endpoint(), "--store", store.uri().toString(), "--endpoint", store.endpoint().get(),
             "--parallelism", "2", "--windows", Integer.toString(WINDOWS), "--events-per-window", "150", "--keys", "30",
-            "--bad-every", "13", "--late-every", "41", "--checkpoint-interval", "500ms", "--idleness", "2s"});
+            "--bad-every", "13", "--late-every", "41", "--checkpoint-interval", "500ms"});
         TelemetryGenerator generator = Sources.generatorFunction(config);
         long records = Sources.generatorCount(config);
 
