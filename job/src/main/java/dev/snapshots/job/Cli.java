@@ -12,6 +12,7 @@ public final class Cli {
             "  demo [--out DIR] [--fresh] [job flags]   run the job embedded on generated telemetry, into a local directory",
             "  run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
             "  inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and completion pointers",
+            "  audit STORE_URI [--endpoint URL] [--json]     the deploy gate: exit 0 clean, 1 findings, 2 could not scan",
             "",
             "Every command takes --help.");
 
@@ -47,6 +48,12 @@ public final class Cli {
                     SnapshotJob.start(SnapshotJob.embedded(), config)
                             .getJobExecutionResult().get();
                     return 0;
+                case "audit":
+                    if (help) {
+                        out.println(Audit.USAGE);
+                        return 0;
+                    }
+                    return Audit.run(rest, out);
                 case "inspect":
                     if (help) {
                         out.println(Inspect.USAGE);

@@ -169,7 +169,11 @@ public final class JobConfig implements Serializable {
 
     /** Durations as 500ms, 10s, 5m, 1h, 7d, or ISO-8601 (PT5M). */
     public Duration duration(String flag) {
-        String v = string(flag).trim();
+        return parseDuration(flag, string(flag));
+    }
+
+    static Duration parseDuration(String flag, String value) {
+        String v = value.trim();
         try {
             if (v.startsWith("P") || v.startsWith("p")) {
                 return Duration.parse(v);

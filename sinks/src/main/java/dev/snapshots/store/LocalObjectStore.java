@@ -212,6 +212,26 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     @Override
+    public void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path p : files.filter(f -> f.getFileName().toString().endsWith(STAGED_SUFFIX)).toList()) {
+                String name = p.getFileName().toString();
+                // ".{target name}.{uuid}.staged" beside its target
+                String target = name.substring(1, name.length() - STAGED_SUFFIX.length() - 37);
+                String key = root.relativize(p.resolveSibling(target)).toString().replace('\\', '/');
+                if (key.startsWith(prefix)) {
+                    consumer.accept(new StagedInfo(key, name, Files.getLastModifiedTime(p).toInstant()));
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // a temp file promoted or aborted while walking
+        }
+    }
+
+    @Override
     public String describe() {
         return root.toUri().toString();
     }

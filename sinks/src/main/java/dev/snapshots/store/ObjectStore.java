@@ -51,6 +51,9 @@ public interface ObjectStore extends AutoCloseable {
     /** Every published object whose key starts with {@code prefix}, in key order, page by page. */
     void list(String prefix, Consumer<ObjectInfo> consumer) throws IOException;
 
+    /** Staged content never promoted or aborted (a writer died between staging and its checkpoint). */
+    void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException;
+
     /** Where this store points, for logs and reports. */
     String describe();
 
@@ -61,4 +64,7 @@ public interface ObjectStore extends AutoCloseable {
     record ObjectInfo(String key, long size, String version, Map<String, String> metadata) {}
 
     record VersionedContent(byte[] content, String version) {}
+
+    /** A staged upload or temp file, and when it was started. */
+    record StagedInfo(String key, String handle, java.time.Instant started) {}
 }

@@ -193,6 +193,15 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     @Override
+    public void listStaged(String keyPrefix, Consumer<StagedInfo> consumer) throws IOException {
+        call("list uploads under " + keyPrefix, () -> {
+            s3.listMultipartUploadsPaginator(r -> r.bucket(bucket).prefix(prefix + keyPrefix)).uploads().forEach(u ->
+                    consumer.accept(new StagedInfo(u.key().substring(prefix.length()), u.uploadId(), u.initiated())));
+            return null;
+        });
+    }
+
+    @Override
     public String describe() {
         return description;
     }

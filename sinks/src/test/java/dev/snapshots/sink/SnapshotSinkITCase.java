@@ -63,11 +63,10 @@ class SnapshotSinkITCase {
 
         JobID id = job.run();
 
-        // Whether the restored checkpoint held parts that were already committed depends on timing, so
-        // collapsed counts are reported, not asserted, here; SnapshotCommitterITCase re-commits on purpose.
+        // Whether the restored checkpoint held parts that were already committed depends on timing (and
+        // a write whose response was lost counts as collapsed on its retry), so created and collapsed
+        // counts are reported, not asserted, here; SnapshotCommitterITCase re-commits on purpose.
         figures("restart", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), id);
-        assertThat(Metrics.sum(REPORTER, id, "partsCreated")).as("each part created once, whatever was recomputed")
-                .isEqualTo(READINGS.reference(job.bucketCount()).size());
         assertThat(Metrics.sum(REPORTER, id, "partsDivergent")).isZero();
     }
 
@@ -105,8 +104,9 @@ class SnapshotSinkITCase {
         long collapsed = Metrics.sum(REPORTER, a.getJobID(), "partsCollapsed") + Metrics.sum(REPORTER, b.getJobID(), "partsCollapsed");
         long created = Metrics.sum(REPORTER, a.getJobID(), "partsCreated") + Metrics.sum(REPORTER, b.getJobID(), "partsCreated");
         int parts = READINGS.reference(old.bucketCount()).size();
-        assertThat(created).as("each part is created by exactly one of the two instances").isEqualTo(parts);
-        assertThat(collapsed).as("the other instance's copy of every part collapsed").isEqualTo(parts);
+        assertThat(created + collapsed).as("every part committed by both instances").isEqualTo(2L * parts);
+        assertThat(collapsed).as("the second copy of every part collapsed (a write whose reply was lost counts once more)")
+                .isGreaterThanOrEqualTo(parts);
         assertThat(Metrics.sum(REPORTER, a.getJobID(), "partsDivergent") + Metrics.sum(REPORTER, b.getJobID(), "partsDivergent"))
                 .isZero();
     }

@@ -1,0 +1,120 @@
+package dev.snapshots.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.testutils.StoreKind;
+import dev.snapshots.store.StoreSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The audit can fail: a store the job wrote is clean, and the same store deliberately corrupted
+ * (a part rewritten, a stray duplicate, a missing window, a fingerprint that lies, evidence of a
+ * divergence, an object outside the key scheme, an upload left staged) gets every problem named.
+ */
+class AuditITCase {
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1)
+            .setNumberSlotsPerTaskManager(4)
+            .build());
+
+    @Test
+    void aCleanStorePassesAndEveryKindOfCorruptionIsNamed() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        Path root = Path.of(spec.uri());
+        JobConfig config = JobConfig.parse(new String[] {"--store", spec.uri().toString(), "--windows", "10",
+            "--events-per-window", "200", "--keys", "40", "--checkpoint-interval", "300ms"});
+        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config).getJobExecutionResult().get();
+
+        Result clean = audit(spec);
+        assertThat(clean.code).as(clean.out).isZero();
+        assertThat(clean.out).contains("clean:");
+
+        List<Path> parts = parquetParts(root);
+        Path rewritten = parts.get(0);
+        Path liar = parts.get(1);
+        Path duplicated = parts.get(2);
+        Files.write(rewritten, Files.readAllBytes(parts.get(3))); // same inode, so the old metadata stays
+        Files.getFileAttributeView(liar, UserDefinedFileAttributeView.class)
+                .write("fingerprint", ByteBuffer.wrap("0".repeat(64).getBytes(StandardCharsets.UTF_8)));
+        Path stray = duplicated.resolveSibling(duplicated.getFileName().toString()
+                .replaceAll("-of-(\\d{5})-[0-9a-f]{16}", "-of-00008-0123456789abcdef"));
+        Files.copy(duplicated, stray, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES); // metadata too: a pure stray copy
+        String missingWindow = "window=1030";
+        try (Stream<Path> window = Files.list(parts.get(0).getParent().getParent().resolve(missingWindow))) {
+            for (Path p : window.toList()) {
+                Files.delete(p);
+            }
+        }
+        Path evidence = root.resolve(ObjectKeys.DIVERGENCE_PREFIX + root.relativize(parts.get(4)) + "/" + "ab".repeat(32) + ".json");
+        Files.createDirectories(evidence.getParent());
+        Files.writeString(evidence, "{}");
+        Files.writeString(root.resolve("telemetry/v=1/notes.txt"), "not a part");
+        Path staged = parts.get(5).resolveSibling("." + parts.get(5).getFileName() + ".00000000-0000-0000-0000-000000000000.staged");
+        Files.write(staged, new byte[] {1});
+        Files.setLastModifiedTime(staged, FileTime.from(Instant.now().minusSeconds(3 * 86_400)));
+
+        Result corrupt = audit(spec);
+
+        assertThat(corrupt.code).as(corrupt.out).isEqualTo(1);
+        assertThat(corrupt.out)
+                .contains("fingerprint-mismatch", key(root, rewritten))
+                .contains(key(root, liar))
+                .contains("duplicate-part", key(root, stray))
+                .contains("missing-window", "2026-11-30T10:30:00Z")
+                .contains("divergence", key(root, evidence))
+                .contains("outside-key-scheme", "telemetry/v=1/notes.txt")
+                .contains("stale-upload", key(root, parts.get(5)));
+        assertThat(corrupt.out.lines().filter(l -> l.startsWith("fingerprint-mismatch"))).hasSize(2);
+
+        Result json = audit(spec, "--json");
+        assertThat(json.code).isEqualTo(1);
+        @SuppressWarnings("unchecked")
+        List<Object> findings = (List<Object>) new org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper()
+                .readValue(json.out, TreeMap.class).get("findings");
+        int counted = Integer.parseInt(corrupt.out.replaceAll("(?s).*\n(\\d+) findings.*", "$1"));
+        assertThat(findings).as("the JSON report has the table's findings").hasSize(counted);
+
+        Result unreachable = audit(StoreSpec.parse("s3://nowhere/x").withEndpoint("http://127.0.0.1:1"));
+        assertThat(unreachable.code).as(unreachable.out).isEqualTo(2);
+    }
+
+    private record Result(int code, String out) {}
+
+    private static Result audit(StoreSpec spec, String... more) {
+        List<String> args = new ArrayList<>(List.of("audit", spec.uri().toString()));
+        spec.endpoint().ifPresent(e -> args.addAll(List.of("--endpoint", e)));
+        args.addAll(List.of(more));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = Cli.run(args.toArray(new String[0]), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+        return new Result(code, out.toString(StandardCharsets.UTF_8));
+    }
+
+    private static List<Path> parquetParts(Path root) throws Exception {
+        try (Stream<Path> files = Files.walk(root.resolve("telemetry/v=1"))) {
+            return files.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
+        }
+    }
+
+    private static String key(Path root, Path file) {
+        return root.relativize(file).toString();
+    }
+}
