@@ -75,7 +75,11 @@ final class Demo {
             out.printf("%-18s %6s %7s %10s %10s %13s%n", "window (UTC)", "parts", "rows", "collapsed", "divergent", "dead letters");
             CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
             while (!result.isDone()) {
-                printNewWindows(store, config, jobId, printed, totals, out);
+                try {
+                    printNewWindows(store, config, jobId, printed, totals, out);
+                } catch (IOException e) {
+                    // A look while the job writes can meet a file mid-promotion; the next look sees it whole.
+                }
                 Thread.sleep(500);
             }
             result.get();

@@ -45,8 +45,9 @@ final class StoreScan {
             Optional<PartKey> parsed = ObjectKeys.parse(key);
             if (parsed.isPresent()) {
                 PartKey p = parsed.get();
-                Map<String, String> md = store.head(key).map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
-                long size = store.head(key).map(ObjectStore.ObjectInfo::size).orElse(0L);
+                Optional<ObjectStore.ObjectInfo> head = store.head(key);
+                Map<String, String> md = head.map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
+                long size = head.map(ObjectStore.ObjectInfo::size).orElse(0L);
                 String id = p.kind() + "|" + p.pipeline() + "|" + p.jobVersion();
                 sample.putIfAbsent(id, p);
                 byVersion.computeIfAbsent(id, v -> new TreeMap<>())

@@ -1,16 +1,18 @@
 package dev.snapshots.store;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -21,8 +23,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * A directory as an object store: the embedded default, and what tests use beside S3.
@@ -190,45 +192,59 @@ public final class LocalObjectStore implements ObjectStore {
 
     @Override
     public void list(String prefix, Consumer<ObjectInfo> consumer) throws IOException {
-        if (!Files.isDirectory(root)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(root)) {
-            files.filter(Files::isRegularFile)
-                    .filter(p -> !p.getFileName().toString().startsWith("."))
-                    .map(p -> root.relativize(p).toString().replace('\\', '/'))
-                    .filter(k -> k.startsWith(prefix))
-                    .sorted()
-                    .forEach(k -> {
-                        try {
-                            consumer.accept(new ObjectInfo(k, Files.size(resolve(k)), "", Map.of()));
-                        } catch (IOException e) {
-                            throw new UncheckedIOException(e);
-                        }
-                    });
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
+        Map<String, Long> published = new TreeMap<>();
+        walk((file, attrs) -> {
+            if (!file.getFileName().toString().startsWith(".")) {
+                published.put(key(file), attrs.size());
+            }
+        });
+        published.forEach((key, size) -> {
+            if (key.startsWith(prefix)) {
+                consumer.accept(new ObjectInfo(key, size, "", Map.of()));
+            }
+        });
     }
 
     @Override
     public void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException {
+        walk((file, attrs) -> {
+            String name = file.getFileName().toString();
+            if (name.endsWith(STAGED_SUFFIX)) {
+                // ".{target name}.{uuid}.staged" beside its target
+                String key = key(file.resolveSibling(name.substring(1, name.length() - STAGED_SUFFIX.length() - 37)));
+                if (key.startsWith(prefix)) {
+                    consumer.accept(new StagedInfo(key, name, attrs.lastModifiedTime().toInstant()));
+                }
+            }
+        });
+    }
+
+    private String key(Path file) {
+        return root.relativize(file).toString().replace('\\', '/');
+    }
+
+    /** Every regular file below the root; files that vanish mid-walk (promoted temp files) are skipped. */
+    private void walk(BiConsumer<Path, BasicFileAttributes> visitor) throws IOException {
         if (!Files.isDirectory(root)) {
             return;
         }
-        try (Stream<Path> files = Files.walk(root)) {
-            for (Path p : files.filter(f -> f.getFileName().toString().endsWith(STAGED_SUFFIX)).toList()) {
-                String name = p.getFileName().toString();
-                // ".{target name}.{uuid}.staged" beside its target
-                String target = name.substring(1, name.length() - STAGED_SUFFIX.length() - 37);
-                String key = root.relativize(p.resolveSibling(target)).toString().replace('\\', '/');
-                if (key.startsWith(prefix)) {
-                    consumer.accept(new StagedInfo(key, name, Files.getLastModifiedTime(p).toInstant()));
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                if (attrs.isRegularFile()) {
+                    visitor.accept(file, attrs);
                 }
+                return FileVisitResult.CONTINUE;
             }
-        } catch (NoSuchFileException e) {
-            // a temp file promoted or aborted while walking
-        }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                if (e instanceof NoSuchFileException) {
+                    return FileVisitResult.CONTINUE;
+                }
+                throw e;
+            }
+        });
     }
 
     @Override
