@@ -113,7 +113,10 @@ final class Demo {
         if (pointer.isEmpty()) {
             return;
         }
-        long through = pointer.get();
+        // Dead letters are windowed by arrival and published on their own; wait for them too, once they exist.
+        Optional<Long> deadLetterPointer =
+                CompletionPointer.read(store, PartKind.DEAD_LETTER, config.pipeline(), config.jobVersion());
+        long through = Math.min(pointer.get(), deadLetterPointer.orElse(pointer.get()));
         StoreScan scan = StoreScan.of(store);
         Optional<StoreScan.Version> snapshots = version(scan, config, PartKind.SNAPSHOT);
         if (snapshots.isEmpty()) {
