@@ -10,6 +10,7 @@ public final class PartMetadata {
 
     public static final String ROWS = "rows";
     public static final String SCHEMA_VERSION = "schema-version";
+    public static final String JOB_VERSION = "job-version";
     public static final String WINDOW_START = "window-start";
     public static final String WINDOW_END = "window-end";
     /** Who wrote it: informational, never part of the key or the content. */

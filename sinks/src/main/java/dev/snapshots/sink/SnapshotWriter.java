@@ -65,6 +65,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         metadata.put(PartMetadata.FINGERPRINT, fingerprint);
         metadata.put(PartMetadata.ROWS, Integer.toString(records.size()));
         metadata.put(PartMetadata.SCHEMA_VERSION, Integer.toString(config.schemaVersion()));
+        metadata.put(PartMetadata.JOB_VERSION, Integer.toString(config.jobVersion()));
         metadata.put(PartMetadata.WINDOW_START, Long.toString(id.windowStartMillis()));
         metadata.put(PartMetadata.WINDOW_END, Long.toString(id.windowEndMillis()));
 

@@ -201,6 +201,7 @@ class SnapshotSinkITCase {
             assertThat(contents.keys.keySet()).as("(window, bucket) parts published").isEqualTo(reference.keySet());
             assertThat(contents.rows).as("rows per part equal the reference computed without Flink").isEqualTo(reference);
             assertThat(contents.fingerprintMismatches).isEmpty();
+            assertThat(contents.missingProvenance).as("writer provenance in every part's metadata").isEmpty();
             long lastWindowEnd = reference.keySet().stream().mapToLong(PartRef::windowStartMillis).max().getAsLong()
                     + readings.windowMillis();
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion))

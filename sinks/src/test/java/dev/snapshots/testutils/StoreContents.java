@@ -23,6 +23,9 @@ public final class StoreContents {
     /** Parts whose metadata fingerprint does not match their decoded content. */
     public final List<String> fingerprintMismatches = new ArrayList<>();
 
+    /** Parts whose metadata lacks the writer's provenance or the versions. */
+    public final List<String> missingProvenance = new ArrayList<>();
+
     public final List<String> divergenceEvidence = new ArrayList<>();
     public final List<String> unexpected = new ArrayList<>();
 
@@ -45,7 +48,14 @@ public final class StoreContents {
             Set<KeyTotal> totals = new HashSet<>();
             records.forEach(r -> totals.add(KeyTotal.fromRecord(r)));
             c.rows.put(ref, totals);
-            String stored = store.head(key).orElseThrow().metadata().get(PartMetadata.FINGERPRINT);
+            Map<String, String> metadata = store.head(key).orElseThrow().metadata();
+            String stored = metadata.get(PartMetadata.FINGERPRINT);
+            for (String required : List.of(PartMetadata.WRITER_JOB, PartMetadata.WRITER_HOST, PartMetadata.WRITER_TASK,
+                    PartMetadata.JOB_VERSION, PartMetadata.SCHEMA_VERSION, PartMetadata.ROWS)) {
+                if (metadata.getOrDefault(required, "").isEmpty()) {
+                    c.missingProvenance.add(key + " lacks " + required);
+                }
+            }
             if (!PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1).equals(stored)) {
                 c.fingerprintMismatches.add(key);
             }
