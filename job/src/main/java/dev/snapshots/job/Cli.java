@@ -13,6 +13,7 @@ public final class Cli {
             "  run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
             "  inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and completion pointers",
             "  audit STORE_URI [--endpoint URL] [--json]     the deploy gate: exit 0 clean, 1 findings, 2 could not scan",
+            "  cluster up|down|status                   a local multi-process Flink cluster with S3Proxy",
             "",
             "Every command takes --help.");
 
@@ -54,6 +55,12 @@ public final class Cli {
                         return 0;
                     }
                     return Audit.run(rest, out);
+                case "cluster":
+                    if (help) {
+                        out.println(LocalCluster.USAGE);
+                        return 0;
+                    }
+                    return LocalCluster.run(rest, out);
                 case "inspect":
                     if (help) {
                         out.println(Inspect.USAGE);

@@ -1,0 +1,339 @@
+package dev.snapshots.job;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * {@code snapshots cluster up|down|status}: a real Flink 1.20 standalone session cluster made of
+ * separate JVM processes (JobManager, N TaskManagers) from the Maven artifacts, plus S3Proxy for
+ * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin). Everything binds
+ * to 127.0.0.1, every process's PID is written under {@code target/cluster/pids}, and {@code down}
+ * stops exactly those. Heartbeats are tuned so a killed TaskManager is noticed in seconds.
+ */
+final class LocalCluster {
+    static final String USAGE = String.join("\n",
+            "usage: snapshots cluster up [--taskmanagers N] | down | status",
+            "",
+            "  up       start S3Proxy, a JobManager and N TaskManagers (default 2) as separate processes, from empty state",
+            "  down     stop every process 'up' started, by PID",
+            "  status   processes, ports, running jobs and their latest checkpoint");
+
+    static final String BUCKET = "snapshots";
+
+    /** What Flink's own scripts pass on Java 17 (env.java.default-opts.all): Flink reflects into these. */
+    private static final List<String> JAVA_17_OPENS = List.of(
+            "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+            "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+            "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--add-opens=java.base/java.net=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens=java.base/java.text=ALL-UNNAMED",
+            "--add-opens=java.base/java.time=ALL-UNNAMED",
+            "--add-opens=java.base/java.util=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
+
+    private final Path dir;
+    /** The Maven-built Flink distribution: deploy/flink-local/target. */
+    private final Path dist;
+
+    LocalCluster(Path repoRoot) {
+        this.dir = repoRoot.resolve("target/cluster").toAbsolutePath().normalize();
+        this.dist = repoRoot.resolve("deploy/flink-local/target").toAbsolutePath().normalize();
+    }
+
+    static int run(String[] args, PrintStream out) throws Exception {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("a subcommand is required\n" + USAGE);
+        }
+        LocalCluster cluster = new LocalCluster(Path.of(System.getProperty("snapshots.root", ".")));
+        switch (args[0]) {
+            case "up":
+                int taskManagers = args.length >= 3 && args[1].equals("--taskmanagers") ? Integer.parseInt(args[2]) : 2;
+                cluster.up(taskManagers, out);
+                return 0;
+            case "down":
+                cluster.down(out);
+                return 0;
+            case "status":
+                return cluster.status(out);
+            default:
+                throw new IllegalArgumentException("unknown subcommand '" + args[0] + "'\n" + USAGE);
+        }
+    }
+
+    void up(int taskManagers, PrintStream out) throws Exception {
+        if (!pids().isEmpty()) {
+            throw new IllegalArgumentException("a cluster is already up (" + dir + "/pids); run 'snapshots cluster down' first");
+        }
+        deleteRecursively(dir); // every cluster starts empty: no stale buckets, checkpoints or logs
+        Files.createDirectories(dir.resolve("logs"));
+        Files.createDirectories(dir.resolve("pids"));
+        Files.createDirectories(dir.resolve("conf"));
+        Files.createDirectories(dir.resolve("s3"));
+        int s3Port = freePort();
+        int restPort = freePort();
+        String s3 = "http://127.0.0.1:" + s3Port;
+
+        out.println("starting S3Proxy on " + s3 + " ...");
+        Files.write(dir.resolve("conf/s3proxy.properties"), List.of(
+                "s3proxy.endpoint=" + s3,
+                "s3proxy.authorization=none",
+                "jclouds.provider=filesystem-nio2",
+                "jclouds.filesystem.basedir=" + dir.resolve("s3")));
+        start("s3proxy", List.of(java(), "-Xmx256m", "-jar", dist.resolve("lib/s3proxy.jar").toString(),
+                "--properties", dir.resolve("conf/s3proxy.properties").toString()));
+        await("S3Proxy", s3 + "/", Duration.ofSeconds(60));
+        HttpResponse<String> bucket = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+                HttpRequest.newBuilder(URI.create(s3 + "/" + BUCKET)).PUT(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (bucket.statusCode() != 200) {
+            throw new IOException("creating bucket " + BUCKET + " failed: " + bucket.statusCode() + " " + bucket.body());
+        }
+
+        Files.writeString(dir.resolve("conf/config.yaml"), String.join("\n",
+                "jobmanager.rpc.address: 127.0.0.1",
+                "jobmanager.bind-host: 127.0.0.1",
+                "taskmanager.bind-host: 127.0.0.1",
+                "taskmanager.host: 127.0.0.1",
+                "rest.address: 127.0.0.1",
+                "rest.bind-address: 127.0.0.1",
+                "rest.port: " + restPort,
+                "jobmanager.memory.process.size: 1024m",
+                "taskmanager.memory.process.size: 1024m",
+                "taskmanager.numberOfTaskSlots: 2",
+                // Spread a job over every TaskManager, so losing any one of them hits it, as on ECS.
+                "cluster.evenly-spread-out-slots: true",
+                // A killed TaskManager is declared lost after 4 s instead of 50 s.
+                "heartbeat.interval: 1000",
+                "heartbeat.timeout: 4000",
+                "restart-strategy.type: fixed-delay",
+                "restart-strategy.fixed-delay.attempts: 100",
+                "restart-strategy.fixed-delay.delay: 1 s",
+                "state.checkpoints.dir: s3://" + BUCKET + "/flink/checkpoints",
+                "state.savepoints.dir: s3://" + BUCKET + "/flink/savepoints",
+                "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
+                "s3.endpoint: " + s3,
+                "s3.path.style.access: true",
+                "s3.access-key: local",
+                "s3.secret-key: local",
+                "") + "\n");
+        Files.writeString(dir.resolve("endpoints.properties"), "rest=http://127.0.0.1:" + restPort + "\ns3=" + s3 + "\n");
+
+        out.println("starting the JobManager (REST and web UI on http://127.0.0.1:" + restPort + ") ...");
+        start("jobmanager", flinkJvm("jobmanager", List.of("-Xmx768m"),
+                "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint", List.of()));
+        await("JobManager", "http://127.0.0.1:" + restPort + "/overview", Duration.ofSeconds(90));
+        for (int i = 1; i <= taskManagers; i++) {
+            startTaskManager(i);
+        }
+        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+        out.printf("cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s); logs in %s%n",
+                taskManagers, restPort, s3, BUCKET, dir.resolve("logs"));
+    }
+
+    /** Starts TaskManager number {@code n}; also how a killed one is replaced, as ECS would. */
+    long startTaskManager(int n) throws Exception {
+        List<String> jvm = new ArrayList<>();
+        List<String> dynamic = new ArrayList<>();
+        resourceParams(jvm, dynamic);
+        return start("taskmanager-" + n, flinkJvm("taskmanager-" + n, jvm,
+                "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", dynamic));
+    }
+
+    /** The JVM flags and dynamic properties Flink's own scripts would compute for a TaskManager. */
+    private void resourceParams(List<String> jvm, List<String> dynamic) throws Exception {
+        Process p = new ProcessBuilder(java(), "-cp", flinkClasspath(), "org.apache.flink.runtime.util.bash.BashJavaUtils",
+                        "GET_TM_RESOURCE_PARAMS", "--configDir", dir.resolve("conf").toString())
+                .redirectErrorStream(true).start();
+        List<String> results = new ArrayList<>();
+        for (String line : new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+            if (line.startsWith("BASH_JAVA_UTILS_EXEC_RESULT:")) {
+                results.add(line.substring("BASH_JAVA_UTILS_EXEC_RESULT:".length()).trim());
+            }
+        }
+        if (p.waitFor() != 0 || results.size() < 2) {
+            throw new IOException("BashJavaUtils did not compute TaskManager resources: " + results);
+        }
+        jvm.addAll(List.of(results.get(0).split(" +")));
+        dynamic.addAll(List.of(results.get(1).split(" +")));
+    }
+
+    private List<String> flinkJvm(String name, List<String> jvm, String mainClass, List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java());
+        cmd.addAll(JAVA_17_OPENS);
+        cmd.addAll(jvm);
+        cmd.add("-Dlog.file=" + dir.resolve("logs/" + name + ".log"));
+        cmd.add("-Dlog4j.configurationFile=" + Path.of(System.getProperty("snapshots.root", "."))
+                .resolve("job/src/launcher/cluster-log4j2.properties").toAbsolutePath());
+        cmd.addAll(List.of("-cp", flinkClasspath(), mainClass, "--configDir", dir.resolve("conf").toString()));
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    /** Flink's own jars and logging only: job jars bring their libraries, loaded child-first. */
+    private String flinkClasspath() {
+        try {
+            return Files.readString(dist.resolve("classpath.txt")).trim();
+        } catch (IOException e) {
+            throw new IllegalStateException(dist.resolve("classpath.txt") + " is missing: build with ./mvnw install", e);
+        }
+    }
+
+    private long start(String name, List<String> command) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("logs/" + name + ".out").toFile());
+        pb.environment().put("FLINK_PLUGINS_DIR", dist.resolve("plugins").toString());
+        // S3Proxy runs without authorization; the SDK's default chain still wants some credentials.
+        pb.environment().put("AWS_ACCESS_KEY_ID", "local");
+        pb.environment().put("AWS_SECRET_ACCESS_KEY", "local");
+        pb.environment().put("AWS_REGION", "us-east-1");
+        Process p = pb.start();
+        Files.writeString(dir.resolve("pids/" + name + ".pid"), Long.toString(p.pid()));
+        return p.pid();
+    }
+
+    void down(PrintStream out) throws Exception {
+        Map<String, Long> pids = pids();
+        for (Map.Entry<String, Long> e : pids.entrySet()) {
+            Optional<ProcessHandle> h = ProcessHandle.of(e.getValue());
+            h.ifPresent(ProcessHandle::destroy);
+            out.printf("stopping %s (pid %d)%s%n", e.getKey(), e.getValue(), h.isPresent() ? "" : ": already gone");
+        }
+        for (Map.Entry<String, Long> e : pids.entrySet()) {
+            ProcessHandle.of(e.getValue()).ifPresent(h -> {
+                try {
+                    h.onExit().get(20, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (Exception timeout) {
+                    h.destroyForcibly();
+                }
+            });
+            Files.deleteIfExists(dir.resolve("pids/" + e.getKey() + ".pid"));
+        }
+        out.println(pids.isEmpty() ? "no cluster is up" : "cluster down");
+    }
+
+    int status(PrintStream out) throws Exception {
+        Map<String, Long> pids = pids();
+        if (pids.isEmpty()) {
+            out.println("no cluster is up");
+            return 1;
+        }
+        out.printf("%-16s %8s  %s%n", "process", "pid", "state");
+        pids.forEach((name, pid) -> out.printf("%-16s %8d  %s%n", name, pid,
+                ProcessHandle.of(pid).map(h -> h.isAlive() ? "running" : "exited").orElse("gone")));
+        Map<String, String> endpoints = endpoints();
+        out.println("REST " + endpoints.get("rest") + "   S3 " + endpoints.get("s3"));
+        try {
+            out.println("overview " + get(endpoints.get("rest") + "/overview"));
+            out.println("jobs     " + get(endpoints.get("rest") + "/jobs/overview"));
+        } catch (IOException e) {
+            out.println("the JobManager does not answer: " + e.getMessage());
+            return 1;
+        }
+        return 0;
+    }
+
+    Map<String, Long> pids() throws IOException {
+        Map<String, Long> pids = new TreeMap<>();
+        Path d = dir.resolve("pids");
+        if (Files.isDirectory(d)) {
+            try (var files = Files.list(d)) {
+                for (Path p : files.toList()) {
+                    pids.put(p.getFileName().toString().replace(".pid", ""), Long.parseLong(Files.readString(p).trim()));
+                }
+            }
+        }
+        return pids;
+    }
+
+    Map<String, String> endpoints() throws IOException {
+        Map<String, String> m = new TreeMap<>();
+        for (String line : Files.readAllLines(dir.resolve("endpoints.properties"))) {
+            int eq = line.indexOf('=');
+            if (eq > 0) {
+                m.put(line.substring(0, eq), line.substring(eq + 1));
+            }
+        }
+        return m;
+    }
+
+    private void awaitTaskManagers(int n, Duration timeout) throws Exception {
+        String rest = endpoints().get("rest");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            String overview = get(rest + "/overview");
+            if (overview.contains("\"taskmanagers\":" + n + ",") || overview.contains("\"taskmanagers\":" + n + "}")) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new IOException(n + " TaskManagers did not register within " + timeout + "; see " + dir.resolve("logs"));
+    }
+
+    private static void await(String what, String url, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                get(url);
+                return;
+            } catch (IOException e) {
+                Thread.sleep(200);
+            }
+        }
+        throw new IOException(what + " did not answer at " + url + " within " + timeout);
+    }
+
+    static String get(String url) throws IOException {
+        try {
+            HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()
+                    .send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
+                            HttpResponse.BodyHandlers.ofString());
+            return r.body();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    private static void deleteRecursively(Path path) throws IOException {
+        if (Files.exists(path)) {
+            try (var paths = Files.walk(path)) {
+                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+}
