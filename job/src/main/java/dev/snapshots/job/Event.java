@@ -13,21 +13,17 @@ public class Event {
     public long valueMicros;
     public long bytes;
     public long latencyMicros;
-    /** Carried along so a late event can be dead-lettered with its origin. */
+    /** Where it came from, for the operator reading a log line about it. */
     public String origin;
-
-    public long arrivalMillis;
 
     public Event() {}
 
-    public Event(String device, long timestampMillis, long valueMicros, long bytes, long latencyMicros, String origin,
-            long arrivalMillis) {
+    public Event(String device, long timestampMillis, long valueMicros, long bytes, long latencyMicros, String origin) {
         this.device = device;
         this.timestampMillis = timestampMillis;
         this.valueMicros = valueMicros;
         this.bytes = bytes;
         this.latencyMicros = latencyMicros;
         this.origin = origin;
-        this.arrivalMillis = arrivalMillis;
     }
 }

@@ -137,8 +137,7 @@ public final class EventParser implements Serializable {
         if (bytes.micros % Event.MICROS != 0 || bytes.micros < 0 || latency.micros < 0) {
             return Result.rejected(Rejection.OUT_OF_RANGE, "\"bytes\" must be a whole number >= 0 and \"latency_ms\" >= 0");
         }
-        return Result.ok(new Event(key, timestamp, value.micros, bytes.micros / Event.MICROS, latency.micros, raw.origin,
-                raw.arrivalMillis));
+        return Result.ok(new Event(key, timestamp, value.micros, bytes.micros / Event.MICROS, latency.micros, raw.origin));
     }
 
     /** A number as exact millionths, or why it is not one. */

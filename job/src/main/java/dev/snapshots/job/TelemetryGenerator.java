@@ -89,7 +89,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
         long eventTime = late
                 ? arrival - 3 * windowMillis
                 : arrival - Math.floorMod(h >>> 48, Math.max(1, outOfOrdernessMillis / 3));
-        return new Truth(i, new Event(device, eventTime, valueMicros, bytes, latencyMicros, origin(i), arrival), late, null);
+        return new Truth(i, new Event(device, eventTime, valueMicros, bytes, latencyMicros, origin(i)), late, null);
     }
 
     @Override
