@@ -51,27 +51,15 @@ final class Audit {
     private Audit() {}
 
     static int run(String[] args, PrintStream out) {
-        Map<String, String> flags = new TreeMap<>();
-        String uri = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--json")) {
-                flags.put("json", "true");
-            } else if (args[i].startsWith("--") && i + 1 < args.length) {
-                flags.put(args[i].substring(2), args[++i]);
-            } else if (!args[i].startsWith("--") && uri == null) {
-                uri = args[i];
-            } else {
-                throw new IllegalArgumentException("unexpected argument '" + args[i] + "'\n" + USAGE);
-            }
+        StoreArgs parsed = StoreArgs.parse(args, USAGE, "job-version", "stale-uploads");
+        StoreSpec spec = parsed.store();
+        Map<String, String> flags = parsed.flags();
+        Optional<Integer> version;
+        try {
+            version = Optional.ofNullable(flags.get("job-version")).map(Integer::parseInt);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--job-version must be a whole number, got '" + flags.get("job-version") + "'");
         }
-        if (uri == null) {
-            throw new IllegalArgumentException("STORE_URI is required\n" + USAGE);
-        }
-        StoreSpec spec = StoreSpec.parse(uri);
-        if (flags.containsKey("endpoint")) {
-            spec = spec.withEndpoint(flags.get("endpoint"));
-        }
-        Optional<Integer> version = Optional.ofNullable(flags.get("job-version")).map(Integer::parseInt);
         Duration stale = JobConfig.parseDuration("stale-uploads", flags.getOrDefault("stale-uploads", "24h"));
         Map<String, Object> report;
         try (ObjectStore store = spec.open()) {
@@ -81,7 +69,7 @@ final class Audit {
             return 2;
         }
         report.put("store", spec.toString());
-        print(report, flags.containsKey("json"), out);
+        print(report, parsed.json(), out);
         return ((List<?>) report.get("findings")).isEmpty() ? 0 : 1;
     }
 

@@ -10,14 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.core.execution.JobClient;
@@ -54,7 +52,7 @@ final class Demo {
         }
         dir = dir.toAbsolutePath();
         if (fresh) {
-            deleteRecursively(dir);
+            Directories.deleteRecursively(dir);
         }
         Files.createDirectories(dir);
         jobFlags.add("--store");
@@ -170,14 +168,4 @@ final class Demo {
         return reasons;
     }
 
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
-    }
 }

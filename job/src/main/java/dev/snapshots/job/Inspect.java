@@ -26,32 +26,9 @@ final class Inspect {
     private Inspect() {}
 
     static int run(String[] args, PrintStream out) throws Exception {
-        String uri = null;
-        String endpoint = null;
-        boolean json = false;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--json": json = true; break;
-                case "--endpoint":
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException("--endpoint needs a URL");
-                    }
-                    endpoint = args[++i];
-                    break;
-                default:
-                    if (args[i].startsWith("--") || uri != null) {
-                        throw new IllegalArgumentException("unexpected argument '" + args[i] + "'\n" + USAGE);
-                    }
-                    uri = args[i];
-            }
-        }
-        if (uri == null) {
-            throw new IllegalArgumentException("STORE_URI is required\n" + USAGE);
-        }
-        StoreSpec spec = StoreSpec.parse(uri);
-        if (endpoint != null) {
-            spec = spec.withEndpoint(endpoint);
-        }
+        StoreArgs parsed = StoreArgs.parse(args, USAGE);
+        StoreSpec spec = parsed.store();
+        boolean json = parsed.json();
         try (ObjectStore store = spec.open()) {
             StoreScan scan = StoreScan.of(store);
             if (json) {

@@ -85,7 +85,7 @@ final class LocalCluster {
         if (!pids().isEmpty()) {
             throw new IllegalArgumentException("a cluster is already up (" + dir + "/pids); run 'snapshots cluster down' first");
         }
-        deleteRecursively(dir); // every cluster starts empty: no stale buckets, checkpoints or logs
+        Directories.deleteRecursively(dir); // every cluster starts empty: no stale buckets, checkpoints or logs
         Files.createDirectories(dir.resolve("logs"));
         Files.createDirectories(dir.resolve("pids"));
         Files.createDirectories(dir.resolve("conf"));
@@ -317,15 +317,6 @@ final class LocalCluster {
         }
     }
 
-    private static void deleteRecursively(Path path) throws IOException {
-        if (Files.exists(path)) {
-            try (var paths = Files.walk(path)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
-            }
-        }
-    }
 
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

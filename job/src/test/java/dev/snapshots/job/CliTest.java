@@ -25,6 +25,7 @@ class CliTest {
         "run --store file:///tmp/x --job-version | --job-version needs a value",
         "run --window 5m | --store is required",
         "inspect | STORE_URI is required",
+        "audit file:///tmp/x --colour blue | unexpected argument '--colour'",
         "frobnicate | unknown command 'frobnicate'",
     })
     void badCommandLinesGetAClearMessageAndExitCodeTwo(String args, String message) {

@@ -6,6 +6,8 @@ import java.io.Serializable;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.flink.metrics.Counter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Bounded retries with exponential backoff and full jitter. The committer retries inside
@@ -15,6 +17,8 @@ import org.apache.flink.metrics.Counter;
  */
 public final class Backoff implements Serializable {
     private static final long serialVersionUID = 1L;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Backoff.class);
 
     public static final Backoff DEFAULT = new Backoff(8, Duration.ofMillis(100), Duration.ofSeconds(5));
 
@@ -44,16 +48,22 @@ public final class Backoff implements Serializable {
         Thread.sleep(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
     }
 
-    /** Runs {@code call}, retrying retryable store failures; counts each retry. */
-    public <T> T run(Counter retries, StoreCall<T> call) throws IOException, InterruptedException {
+    /**
+     * Runs {@code call}, retrying retryable store failures; counts and logs each retry, and logs
+     * once, with what to check, when it gives up.
+     */
+    public <T> T run(Counter retries, String what, StoreCall<T> call) throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 return call.run();
             } catch (StoreException e) {
                 if (!e.isRetryable() || attempt >= maxAttempts) {
+                    LOG.error("Giving up on {} after {} attempts ({}); the job will restart and redo it from the last"
+                            + " checkpoint. Check the store's health and permissions.", what, attempt, e.kind(), e);
                     throw e;
                 }
                 retries.inc();
+                LOG.warn("Attempt {} to {} failed ({}), retrying: {}", attempt, what, e.kind(), e.getMessage());
                 pause(attempt);
             }
         }

@@ -111,36 +111,24 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         // Only now are all parts handed over with these marks published.
         for (SnapshotCommittable mark : marks.values()) {
             long last = lastWindowEnd;
-            Optional<Long> through = backoff.run(retries, () -> CompletionPointer.record(store, kind, pipeline, jobVersion,
+            Optional<Long> through = backoff.run(retries, "record progress of " + pipeline + " v" + jobVersion,
+                    () -> CompletionPointer.record(store, kind, pipeline, jobVersion,
                     windowLengthMillis, mark.parallelism(), mark.subtask(), mark.watermark(), last));
             through.ifPresent(t -> completeThrough = t);
         }
     }
 
     Outcome publish(SnapshotCommittable part) throws IOException, InterruptedException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return attempt(part);
-            } catch (StoreException e) {
-                if (!e.isRetryable() || attempt >= backoff.maxAttempts()) {
-                    LOG.error("Giving up on {} after {} attempts ({}); the job will restart and re-commit it from the"
-                                    + " checkpoint. Check the store's health and permissions: {}",
-                            part.key(), attempt, e.kind(), store.describe(), e);
-                    throw e;
-                }
-                retries.inc();
-                LOG.warn("Attempt {} to publish {} failed ({}), retrying: {}", attempt, part.key(), e.kind(), e.getMessage());
-                backoff.pause(attempt);
-            }
-        }
+        return backoff.run(retries, "publish " + part.key() + " to " + store.describe(), () -> attempt(part));
     }
 
     private Outcome attempt(SnapshotCommittable part) throws IOException {
         Optional<StagedObject> staged = part.staged();
         // Look before completing an upload: S3 may accept a second completion of the same upload id
         // (after a restore) as a success, which would hide that this committable already landed.
-        if (staged.isPresent() && store.head(part.key()).isPresent()) {
-            return resolveExisting(part);
+        Optional<ObjectInfo> existing = staged.isPresent() ? store.head(part.key()) : Optional.empty();
+        if (existing.isPresent()) {
+            return resolveExisting(part, existing.get());
         }
         try {
             boolean won = staged.isPresent()
@@ -168,13 +156,12 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 throw e;
             }
         }
-        return resolveExisting(part);
+        return resolveExisting(part, store.head(part.key()).orElseThrow(() -> new StoreException(
+                StoreException.Kind.TRANSIENT, part.key() + " was reported to exist but cannot be read yet", null)));
     }
 
     /** The key is taken: same content collapses, different content is evidence. */
-    private Outcome resolveExisting(SnapshotCommittable part) throws IOException {
-        ObjectInfo existing = store.head(part.key()).orElseThrow(() -> new StoreException(
-                StoreException.Kind.TRANSIENT, part.key() + " was reported to exist but cannot be read yet", null));
+    private Outcome resolveExisting(SnapshotCommittable part, ObjectInfo existing) throws IOException {
         part.staged().ifPresent(this::abortQuietly);
         String canonical = existing.metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
         if (canonical.equals(part.fingerprint())) {

@@ -74,7 +74,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
                     fingerprint, records.size(), metadata, file));
             inline.inc();
         } else {
-            StagedObject upload = config.backoff().run(retries, () -> store.stage(key, file, metadata));
+            StagedObject upload = config.backoff().run(retries, "stage " + key, () -> store.stage(key, file, metadata));
             pending.add(SnapshotCommittable.staged(id.windowStartMillis(), id.windowEndMillis(), id.bucket(),
                     fingerprint, records.size(), metadata, upload));
             staged.inc();
