@@ -13,7 +13,9 @@ public final class Cli {
             "  run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
             "  inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and completion pointers",
             "  audit STORE_URI [--endpoint URL] [--json]     the deploy gate: exit 0 clean, 1 findings, 2 could not scan",
-            "  cluster up|down|status                   a local multi-process Flink cluster with S3Proxy",
+            "  cluster up|down|status                   a local multi-process Flink cluster with S3Proxy and kinesalite",
+            "  chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--seed S]",
+            "                                           kill, overlap, update and fault the job on that cluster; verify the output",
             "",
             "Every command takes --help.");
 
@@ -61,6 +63,12 @@ public final class Cli {
                         return 0;
                     }
                     return LocalCluster.run(rest, out);
+                case "chaos":
+                    if (help) {
+                        out.println(Chaos.USAGE);
+                        return 0;
+                    }
+                    return Chaos.run(rest, out);
                 case "inspect":
                     if (help) {
                         out.println(Inspect.USAGE);

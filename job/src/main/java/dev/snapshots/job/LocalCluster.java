@@ -11,16 +11,19 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * {@code snapshots cluster up|down|status}: a real Flink 1.20 standalone session cluster made of
  * separate JVM processes (JobManager, N TaskManagers) from the Maven artifacts, plus S3Proxy for
- * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin). Everything binds
+ * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin) and kinesalite
+ * with its shim as the Kinesis endpoint. Everything binds
  * to 127.0.0.1, every process's PID is written under {@code target/cluster/pids}, and {@code down}
  * stops exactly those. Heartbeats are tuned so a killed TaskManager is noticed in seconds.
  */
@@ -28,7 +31,8 @@ final class LocalCluster {
     static final String USAGE = String.join("\n",
             "usage: snapshots cluster up [--taskmanagers N] | down | status",
             "",
-            "  up       start S3Proxy, a JobManager and N TaskManagers (default 2) as separate processes, from empty state",
+            "  up       start S3Proxy, kinesalite, a JobManager and N TaskManagers (default 2) as separate processes,",
+            "           from empty state",
             "  down     stop every process 'up' started, by PID",
             "  status   processes, ports, running jobs and their latest checkpoint");
 
@@ -52,13 +56,20 @@ final class LocalCluster {
             "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
             "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
+    private final Path root;
     private final Path dir;
     /** The Maven-built Flink distribution: deploy/flink-local/target. */
     private final Path dist;
 
     LocalCluster(Path repoRoot) {
-        this.dir = repoRoot.resolve("target/cluster").toAbsolutePath().normalize();
-        this.dist = repoRoot.resolve("deploy/flink-local/target").toAbsolutePath().normalize();
+        this(repoRoot, repoRoot.resolve("target/cluster"));
+    }
+
+    /** A cluster whose state, logs and PIDs live in {@code dir}, apart from the one 'cluster up' starts. */
+    LocalCluster(Path repoRoot, Path dir) {
+        this.root = repoRoot.toAbsolutePath().normalize();
+        this.dir = dir.toAbsolutePath().normalize();
+        this.dist = root.resolve("deploy/flink-local/target");
     }
 
     static int run(String[] args, PrintStream out) throws Exception {
@@ -109,6 +120,11 @@ final class LocalCluster {
         if (bucket.statusCode() != 200) {
             throw new IOException("creating bucket " + BUCKET + " failed: " + bucket.statusCode() + " " + bucket.body());
         }
+        out.println("starting kinesalite and its shim ...");
+        Kinesalite kinesis = Kinesalite.start(root, dir.resolve("logs"));
+        kinesis.client().close(); // the processes stay: 'down' stops them by PID
+        recordPid("kinesalite", kinesis.processes().get(0).pid());
+        recordPid("kinesis-shim", kinesis.processes().get(1).pid());
 
         Files.writeString(dir.resolve("conf/config.yaml"), String.join("\n",
                 "jobmanager.rpc.address: 127.0.0.1",
@@ -137,7 +153,8 @@ final class LocalCluster {
                 "s3.access-key: local",
                 "s3.secret-key: local",
                 "") + "\n");
-        Files.writeString(dir.resolve("endpoints.properties"), "rest=http://127.0.0.1:" + restPort + "\ns3=" + s3 + "\n");
+        Files.writeString(dir.resolve("endpoints.properties"), "rest=http://127.0.0.1:" + restPort + "\ns3=" + s3
+                + "\nkinesis=" + kinesis.endpoint() + "\n");
 
         out.println("starting the JobManager (REST and web UI on http://127.0.0.1:" + restPort + ") ...");
         start("jobmanager", flinkJvm("jobmanager", List.of("-Xmx768m"),
@@ -147,8 +164,8 @@ final class LocalCluster {
             startTaskManager(i);
         }
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
-        out.printf("cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s); logs in %s%n",
-                taskManagers, restPort, s3, BUCKET, dir.resolve("logs"));
+        out.printf("cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
+                taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
     }
 
     /** Starts TaskManager number {@code n}; also how a killed one is replaced, as ECS would. */
@@ -182,10 +199,10 @@ final class LocalCluster {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(JAVA_17_OPENS);
+        cmd.add("-Daws.cborEnabled=false"); // the cluster's Kinesis is kinesalite, which speaks JSON only
         cmd.addAll(jvm);
         cmd.add("-Dlog.file=" + dir.resolve("logs/" + name + ".log"));
-        cmd.add("-Dlog4j.configurationFile=" + Path.of(System.getProperty("snapshots.root", "."))
-                .resolve("job/src/launcher/cluster-log4j2.properties").toAbsolutePath());
+        cmd.add("-Dlog4j.configurationFile=" + root.resolve("job/src/launcher/cluster-log4j2.properties"));
         cmd.addAll(List.of("-cp", flinkClasspath(), mainClass, "--configDir", dir.resolve("conf").toString()));
         cmd.addAll(args);
         return cmd;
@@ -210,8 +227,25 @@ final class LocalCluster {
         pb.environment().put("AWS_SECRET_ACCESS_KEY", "local");
         pb.environment().put("AWS_REGION", "us-east-1");
         Process p = pb.start();
-        Files.writeString(dir.resolve("pids/" + name + ".pid"), Long.toString(p.pid()));
+        recordPid(name, p.pid());
         return p.pid();
+    }
+
+    private void recordPid(String name, long pid) throws IOException {
+        Files.writeString(dir.resolve("pids/" + name + ".pid"), Long.toString(pid));
+    }
+
+    /** SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. */
+    void kill(String name) throws IOException {
+        Long pid = pids().get(name);
+        if (pid == null) {
+            throw new IllegalArgumentException("no process " + name + " in " + dir.resolve("pids"));
+        }
+        ProcessHandle.of(pid).ifPresent(h -> {
+            h.destroyForcibly();
+            h.onExit().join();
+        });
+        Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
     }
 
     void down(PrintStream out) throws Exception {
@@ -244,13 +278,30 @@ final class LocalCluster {
         pids.forEach((name, pid) -> out.printf("%-16s %8d  %s%n", name, pid,
                 ProcessHandle.of(pid).map(h -> h.isAlive() ? "running" : "exited").orElse("gone")));
         Map<String, String> endpoints = endpoints();
-        out.println("REST " + endpoints.get("rest") + "   S3 " + endpoints.get("s3"));
+        out.println();
+        endpoints.forEach((name, url) -> out.printf("%-8s %s%n", name, url));
+        FlinkRest rest = new FlinkRest(endpoints.get("rest"));
+        JsonNode jobs;
         try {
-            out.println("overview " + get(endpoints.get("rest") + "/overview"));
-            out.println("jobs     " + get(endpoints.get("rest") + "/jobs/overview"));
+            JsonNode overview = rest.get("/overview");
+            out.println("taskmanagers " + overview.path("taskmanagers").asInt() + ", slots available "
+                    + overview.path("slots-available").asInt());
+            jobs = rest.get("/jobs/overview").path("jobs");
         } catch (IOException e) {
             out.println("the JobManager does not answer: " + e.getMessage());
             return 1;
+        }
+        out.printf("%n%-32s %-10s %-24s %-10s %s%n", "job", "state", "name", "restarts", "latest checkpoint");
+        for (JsonNode job : jobs) {
+            String id = job.path("jid").asText();
+            JsonNode latest = rest.get("/jobs/" + id + "/checkpoints").path("latest").path("completed");
+            out.printf("%-32s %-10s %-24s %-10d %s%n", id, job.path("state").asText(), job.path("name").asText(),
+                    rest.restarts(id), latest.isMissingNode() || latest.isNull() ? "none"
+                            : "#" + latest.path("id").asLong() + " at " + Instant.ofEpochMilli(latest.path("trigger_timestamp").asLong())
+                                    + " " + latest.path("external_path").asText());
+        }
+        if (jobs.isEmpty()) {
+            out.println("(no jobs)");
         }
         return 0;
     }
@@ -279,12 +330,11 @@ final class LocalCluster {
         return m;
     }
 
-    private void awaitTaskManagers(int n, Duration timeout) throws Exception {
-        String rest = endpoints().get("rest");
+    void awaitTaskManagers(int n, Duration timeout) throws Exception {
+        FlinkRest rest = new FlinkRest(endpoints().get("rest"));
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            String overview = get(rest + "/overview");
-            if (overview.contains("\"taskmanagers\":" + n + ",") || overview.contains("\"taskmanagers\":" + n + "}")) {
+            if (rest.get("/overview").path("taskmanagers").asInt() == n) {
                 return;
             }
             Thread.sleep(200);
@@ -305,7 +355,7 @@ final class LocalCluster {
         throw new IOException(what + " did not answer at " + url + " within " + timeout);
     }
 
-    static String get(String url) throws IOException {
+    private static String get(String url) throws IOException {
         try {
             HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()
                     .send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),

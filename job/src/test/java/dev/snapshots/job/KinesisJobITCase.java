@@ -48,8 +48,8 @@ class KinesisJobITCase {
 
     @Test
     void recordsProducedIntoATwoShardStreamBecomeOneSnapshotPerWindowAndBucketAndReasonedDeadLetters() throws Exception {
-        KinesaliteServer kinesis = KinesaliteServer.get();
-        String arn = kinesis.createStream("telemetry-" + System.nanoTime(), 2);
+        Kinesalite kinesis = KinesaliteServer.get();
+        String arn = Kinesalite.createStream(kinesis.client(), "telemetry-" + System.nanoTime(), 2);
         StoreSpec store = StoreKind.S3_INLINE.fresh();
         // Event time starts now: Kinesis stamps arrival with the wall clock, and the horizon is judged against it.
         long start = System.currentTimeMillis() - System.currentTimeMillis() % 300_000;
@@ -100,6 +100,7 @@ class KinesisJobITCase {
         Map<String, Set<String>> parts = published.parts;
         Map<String, Long> reasons = published.deadLetterReasons;
         System.out.printf("FIGURES kinesis: records=%d parts=%d dead-letters=%s%n", records, parts.size(), reasons);
+        assertThat(published.objects).as("objects per part").allSatisfy((part, n) -> assertThat(n).isOne());
         assertThat(parts).as("snapshot rows per (window, bucket)").isEqualTo(ref.parts);
         assertThat(reasons).as("dead letters by reason").isEqualTo(ref.deadLetterReasons);
     }

@@ -114,7 +114,7 @@ public final class S3ProxyServer {
         }
     }
 
-    static void sleep(long millis) {
+    private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {

@@ -16,11 +16,14 @@ import java.util.TreeSet;
 
 /**
  * What the job must publish for a generated stream, computed in plain Java from the generator's
- * truth (what each record is meant to be), without the parser, Flink or the sink.
+ * truth (what each record is meant to be), without the parser, Flink or the sink; and the same
+ * figures read back from a store, so the two can be compared ({@link #differences}).
  */
 final class Reference {
     /** Snapshot rows per "windowStart/bucket", each row rendered by {@link #row}. */
     final Map<String, Set<String>> parts = new TreeMap<>();
+    /** Published only: how many objects hold each part (one, or the promise is broken). */
+    final Map<String, Integer> objects = new TreeMap<>();
 
     final Map<String, Long> deadLetterReasons = new TreeMap<>();
     long goodEvents;
@@ -87,12 +90,48 @@ final class Reference {
                     out.goodEvents += (Long) r.get("count");
                 }
                 String part = p.windowStartMillis() + "/" + p.bucket();
-                if (out.parts.put(part, rows) != null) {
-                    throw new AssertionError("a second object for part " + part + ": " + key);
-                }
+                out.parts.merge(part, rows, (a, b) -> {
+                    a.addAll(b);
+                    return a;
+                });
+                out.objects.merge(part, 1, Integer::sum);
             }
         }
         return out;
+    }
+
+    /** Every way this (published) output differs from {@code expected}, one readable line each. */
+    List<String> differences(Reference expected) {
+        List<String> out = new ArrayList<>();
+        objects.forEach((part, n) -> {
+            if (n > 1) {
+                out.add("part " + name(part) + " is held by " + n + " objects, not one");
+            }
+        });
+        expected.parts.forEach((part, rows) -> {
+            Set<String> actual = parts.get(part);
+            if (actual == null) {
+                out.add("part " + name(part) + " is missing (" + rows.size() + " rows expected)");
+            } else if (!actual.equals(rows)) {
+                Set<String> extra = new TreeSet<>(actual);
+                extra.removeAll(rows);
+                Set<String> lacking = new TreeSet<>(rows);
+                lacking.removeAll(actual);
+                out.add("part " + name(part) + " rows differ from the reference: " + lacking.size() + " expected rows absent, "
+                        + extra.size() + " rows not expected" + (lacking.isEmpty() ? "" : ", e.g. expected " + lacking.iterator().next()));
+            }
+        });
+        parts.keySet().stream().filter(p -> !expected.parts.containsKey(p))
+                .forEach(p -> out.add("part " + name(p) + " was published but the reference has no such part"));
+        if (!deadLetterReasons.equals(expected.deadLetterReasons)) {
+            out.add("dead letters by reason " + deadLetterReasons + ", injected " + expected.deadLetterReasons);
+        }
+        return out;
+    }
+
+    private static String name(String part) {
+        int slash = part.indexOf('/');
+        return java.time.Instant.ofEpochMilli(Long.parseLong(part.substring(0, slash))) + " bucket " + part.substring(slash + 1);
     }
 
     private static long micros(GenericRecord r, String field) {

@@ -1,4 +1,4 @@
-package dev.snapshots.testutils;
+package dev.snapshots.testkit;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -26,6 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes,
  * 503 SlowDown, 500 InternalError, added latency, and connections dropped after the request was
  * carried out (so the write happened but the client never heard). Seeded, so a run repeats.
+ *
+ * <p>Shipped with the library so you can run your own job against a misbehaving S3; the tests and
+ * {@code snapshots chaos} use it the same way. Only faults sit here, never logic of the sink.
  */
 public final class FaultProxy implements AutoCloseable {
     public enum Fault {
@@ -135,7 +138,7 @@ public final class FaultProxy implements AutoCloseable {
                 error(exchange, 500, "InternalError", "We encountered an internal error. Please try again.");
                 return;
             } else if (fault == Fault.LATENCY) {
-                S3ProxyServer.sleep(200 + nextInt(800));
+                Thread.sleep(200 + nextInt(800));
             }
             HttpResponse<byte[]> response = forward(exchange, body);
             forwarded.incrementAndGet();

@@ -1,7 +1,8 @@
-package dev.snapshots.job.testutils;
+package dev.snapshots.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.job.testutils.KinesaliteServer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,16 +16,16 @@ import software.amazon.awssdk.services.kinesis.model.Record;
 import software.amazon.awssdk.services.kinesis.model.Shard;
 import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 
-/** The fixture works for a reader that names the stream only by ARN, as the Flink connector does. */
-class KinesaliteServerITCase {
+/** kinesalite behind the shim works for a reader that names the stream only by ARN, as the Flink connector does. */
+class KinesaliteITCase {
 
     @Test
     void recordsPutByNameAreReadBackByArnAcrossAllShards() {
-        KinesaliteServer kinesis = KinesaliteServer.get();
+        Kinesalite kinesis = KinesaliteServer.get();
         KinesisClient client = kinesis.client();
         String name = "fixture-" + Long.toHexString(System.nanoTime());
-        String arn = kinesis.createStream(name, 2);
-        assertThat(arn).isEqualTo("arn:aws:kinesis:us-east-1:" + KinesaliteServer.ACCOUNT_ID + ":stream/" + name);
+        String arn = Kinesalite.createStream(client, name, 2);
+        assertThat(arn).isEqualTo("arn:aws:kinesis:us-east-1:" + Kinesalite.ACCOUNT_ID + ":stream/" + name);
 
         List<String> sent = IntStream.range(0, 20).mapToObj(i -> "record-" + i).toList();
         var put = client.putRecords(b -> b.streamName(name).records(sent.stream()

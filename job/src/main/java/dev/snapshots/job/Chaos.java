@@ -1,0 +1,551 @@
+package dev.snapshots.job;
+
+import dev.snapshots.key.PartKind;
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.FaultProxy;
+import dev.snapshots.testkit.FaultProxy.Fault;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
+import software.amazon.awssdk.core.SdkBytes;
+import software.amazon.awssdk.services.kinesis.KinesisClient;
+import software.amazon.awssdk.services.kinesis.model.PutRecordsRequestEntry;
+
+/**
+ * {@code snapshots chaos}: the promise under real faults. Brings up a local multi-process cluster,
+ * produces a known stream into kinesalite at a steady pace and, while the job runs, SIGKILLs
+ * TaskManagers (replacing each, as ECS does), runs a second instance of the job from a savepoint
+ * beside the first for W windows (a deployment at maximumPercent 200), does one stop-with-savepoint
+ * rolling update, and injects S3 faults through a proxy. Then it drains the job and checks the
+ * store: a clean audit, exactly one object per (window, bucket), rows equal to a reference computed
+ * from the generator's truth, and every injected bad or late record dead-lettered.
+ */
+final class Chaos {
+    static final String JOB_JAR = "job/target/snapshots-job-0.1.0-SNAPSHOT-job.jar";
+    static final String USAGE = String.join("\n",
+            "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--seed S]",
+            "                       [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster] [--json]",
+            "",
+            "  --windows N            windows of event time to produce [12]",
+            "  --kills K              TaskManagers to SIGKILL at random moments, each replaced [2]",
+            "  --overlap W            windows during which a second instance runs beside the first [3]",
+            "  --s3-faults RATE       fraction of S3 requests answered with 409, 503, latency or a dropped connection [0.05]",
+            "  --seed S               seeds the stream, the kill moments and the faults [1]",
+            "  --taskmanagers T       TaskManagers in the cluster (2 slots each) [2]",
+            "  --events-per-window E  records produced per window [200]",
+            "  --window-seconds P     wall-clock seconds over which one window's records are produced [10]",
+            "  --keep-cluster         leave the cluster up afterwards (snapshots cluster down stops it)",
+            "  --json                 print report.json instead of report.md at the end",
+            "",
+            "Writes target/chaos/report.json and target/chaos/report.md; exit 0 when every check passed, 1 on any",
+            "violation, 2 on bad flags.");
+
+    private static final String[][] FLAGS = {
+        {"windows", "12"}, {"kills", "2"}, {"overlap", "3"}, {"s3-faults", "0.05"}, {"seed", "1"},
+        {"taskmanagers", "2"}, {"events-per-window", "200"}, {"window-seconds", "10"},
+    };
+    private static final long WINDOW_MILLIS = Duration.ofMinutes(5).toMillis();
+    private static final int SHARDS = 2;
+    private static final Duration RECOVERY_TIMEOUT = Duration.ofMinutes(3);
+    private static final int SLICES = 10;
+
+    /** What happens at a moment of the production timeline: in window {@code window}, {@code at} of the way through. */
+    record Action(int window, double at, String what) {}
+
+    private final Path root;
+    private final Path out;
+    private final Map<String, String> flags;
+    private final int windows;
+    private final int kills;
+    private final int overlap;
+    private final double faultRate;
+    private final long seed;
+    private final Random random;
+    private final PrintStream progress;
+    private final long startNanos = System.nanoTime();
+    private final Map<String, Object> report = new LinkedHashMap<>();
+    private final List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Map<String, Object>> killed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The running instances, oldest first; read by the producer's progress lines. */
+    private final List<String> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final AtomicLong produced = new AtomicLong();
+    private final int perWindow;
+    private double overlapFrom;
+    private LocalCluster cluster;
+    private FlinkRest rest;
+    private String jarId;
+    private List<String> jobArgs;
+    private int nextTaskManager;
+
+    private Chaos(Path root, Map<String, String> flags, PrintStream progress) {
+        this.root = root;
+        this.out = root.resolve("target/chaos");
+        this.flags = flags;
+        this.windows = positive("windows", 1);
+        this.kills = positive("kills", 0);
+        this.overlap = positive("overlap", 0);
+        this.seed = positive("seed", 0);
+        this.random = new Random(seed);
+        this.progress = progress;
+        try {
+            faultRate = Double.parseDouble(flags.get("s3-faults"));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--s3-faults must be a fraction between 0 and 0.5, got '" + flags.get("s3-faults") + "'");
+        }
+        if (!(faultRate >= 0 && faultRate <= 0.5)) {
+            throw new IllegalArgumentException("--s3-faults must be a fraction between 0 and 0.5, got " + faultRate);
+        }
+        if (windows < overlap + 6 || windows > 1000) {
+            throw new IllegalArgumentException("--windows must be between --overlap + 6 (" + (overlap + 6)
+                    + ": a start, the overlap, a rolling update and a tail) and 1000, got " + windows);
+        }
+        positive("taskmanagers", 1);
+        this.perWindow = positive("events-per-window", 20);
+        positive("window-seconds", 1);
+    }
+
+    static int run(String[] args, PrintStream stdout) throws Exception {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (String[] f : FLAGS) {
+            flags.put(f[0], f[1]);
+        }
+        for (int i = 0; i < args.length; i++) {
+            String name = args[i].startsWith("--") ? args[i].substring(2) : null;
+            if ("keep-cluster".equals(name) || "json".equals(name)) {
+                flags.put(name, "true");
+            } else if (name != null && flags.containsKey(name) && i + 1 < args.length) {
+                flags.put(name, args[++i]);
+            } else {
+                throw new IllegalArgumentException("unknown or incomplete flag '" + args[i] + "'");
+            }
+        }
+        boolean json = flags.containsKey("json");
+        // The cluster's S3Proxy runs without authorization; the SDK still wants some credentials to sign with.
+        System.setProperty("aws.accessKeyId", System.getProperty("aws.accessKeyId", "local"));
+        System.setProperty("aws.secretAccessKey", System.getProperty("aws.secretAccessKey", "local"));
+        System.setProperty("aws.region", System.getProperty("aws.region", "us-east-1"));
+        // With --json, stdout carries the report only; progress goes to stderr.
+        Chaos chaos = new Chaos(Path.of(System.getProperty("snapshots.root", ".")), flags, json ? System.err : stdout);
+        boolean passed = chaos.execute();
+        stdout.println(json ? Files.readString(chaos.out.resolve("report.json")) : Files.readString(chaos.out.resolve("report.md")));
+        return passed ? 0 : 1;
+    }
+
+    private boolean execute() throws Exception {
+        Directories.deleteRecursively(out);
+        Files.createDirectories(out);
+        cluster = new LocalCluster(root, out.resolve("cluster"));
+        cluster.down(new PrintStream(new ByteArrayOutputStream())); // processes left by an aborted run
+        int taskManagers = positive("taskmanagers", 1);
+        nextTaskManager = taskManagers + 1;
+        say("bringing up the cluster (%d TaskManagers, S3Proxy, kinesalite) in %s", taskManagers, out.resolve("cluster"));
+        cluster.up(taskManagers, new PrintStream(new ByteArrayOutputStream()));
+        Map<String, String> endpoints = cluster.endpoints();
+        rest = new FlinkRest(endpoints.get("rest"));
+        try (FaultProxy proxy = new FaultProxy(endpoints.get("s3"), seed);
+                KinesisClient kinesis = Kinesalite.client(endpoints.get("kinesis"))) {
+            proxy.inject(faultRate, EnumSet.of(Fault.CONFLICT_409, Fault.SLOW_DOWN_503, Fault.LATENCY, Fault.DROP_AFTER_FORWARD));
+            String arn = Kinesalite.createStream(kinesis, "chaos-" + seed, SHARDS);
+            // Event time lies in the recent past, so Kinesis arrival times (now) judge it as on time.
+            long start = System.currentTimeMillis() / WINDOW_MILLIS * WINDOW_MILLIS - (windows + 3) * WINDOW_MILLIS;
+            String storeUri = "s3://" + LocalCluster.BUCKET + "/chaos";
+            jobArgs = List.of("--source", "kinesis", "--stream-arn", arn, "--kinesis-endpoint", endpoints.get("kinesis"),
+                    "--start", Instant.ofEpochMilli(start).toString(), "--windows", Integer.toString(windows),
+                    "--events-per-window", flags.get("events-per-window"), "--seed", Long.toString(seed),
+                    "--store", storeUri, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s", "--parallelism", "2");
+            JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
+            StoreSpec store = StoreSpec.parse(storeUri).withEndpoint(endpoints.get("s3")); // the checks bypass the faults
+
+            List<Action> plan = plan();
+            say("plan: %s", report.get("plan"));
+            jarId = rest.upload(root.resolve(JOB_JAR));
+            jobs.add(submit(null));
+            long closingWindow = produce(kinesis, arn, config, plan, store);
+            finish(store, closingWindow);
+            report.put("faultsInjected", Map.of("conflict409", proxy.injected(Fault.CONFLICT_409),
+                    "slowDown503", proxy.injected(Fault.SLOW_DOWN_503), "latency", proxy.injected(Fault.LATENCY),
+                    "droppedConnections", proxy.injected(Fault.DROP_AFTER_FORWARD), "requestsForwarded", proxy.forwarded()));
+            verify(store, config, closingWindow);
+        } catch (Exception e) {
+            violations.add("the run did not complete: " + e);
+            say("FAILED: %s", e);
+        } finally {
+            report.putAll(fromLogs());
+            report.put("elapsedSeconds", elapsedSeconds());
+            report.put("violations", violations);
+            if (!flags.containsKey("keep-cluster")) {
+                cluster.down(new PrintStream(new ByteArrayOutputStream()));
+            }
+        }
+        write();
+        say("%s: %d violations; report in %s", violations.isEmpty() ? "PASSED" : "FAILED", violations.size(), out);
+        return violations.isEmpty();
+    }
+
+    /** Kill moments at random; the overlap early, the rolling update between the overlap and the end. */
+    private List<Action> plan() {
+        List<Action> plan = new ArrayList<>();
+        int overlapStart = Math.max(1, (windows - overlap) / 6);
+        int overlapEnd = overlapStart + overlap;
+        if (overlap > 0) {
+            plan.add(new Action(overlapStart, 0.5, "overlap-start"));
+            plan.add(new Action(overlapEnd, 0.5, "overlap-end"));
+        }
+        plan.add(new Action(overlapEnd + Math.max(1, (windows - overlapEnd) / 2), 0.5, "rolling-update"));
+        for (int k = 0; k < kills; k++) {
+            plan.add(new Action(1 + random.nextInt(windows - 2), 0.1 + 0.8 * random.nextDouble(), "kill"));
+        }
+        plan.sort(Comparator.comparingInt(Action::window).thenComparingDouble(Action::at));
+        report.put("plan", plan.stream().map(a -> a.what() + "@" + a.window() + String.format("+%.2f", a.at())).toList());
+        return plan;
+    }
+
+    /**
+     * Produces every window's records at the configured pace on its own thread, as a stream keeps
+     * flowing whatever the job is doing, and carries out the plan on this one as production
+     * reaches each action's moment. Returns the closing window.
+     */
+    private long produce(KinesisClient kinesis, String arn, JobConfig config, List<Action> plan, StoreSpec store) throws Exception {
+        TelemetryGenerator generator = Sources.generatorFunction(config);
+        long paceNanos = Duration.ofSeconds(positive("window-seconds", 1)).toNanos();
+        ExecutorService thread = Executors.newFixedThreadPool(2);
+        Future<?> producer = thread.submit(() -> {
+            long t0 = System.nanoTime();
+            for (int w = 0; w < windows; w++) {
+                for (int slice = 1; slice <= SLICES; slice++) { // evenly over the window's wall-clock time
+                    long to = (long) w * perWindow + (long) perWindow * slice / SLICES;
+                    put(kinesis, arn, generator, produced.get(), to);
+                    produced.set(to);
+                    long wait = t0 + w * paceNanos + paceNanos * slice / SLICES - System.nanoTime();
+                    if (wait > 0) {
+                        Thread.sleep(wait / 1_000_000);
+                    }
+                }
+                try (ObjectStore s = store.open()) {
+                    say("window %d/%d produced; complete through %s; running %s", w + 1, windows,
+                            CompletionPointer.read(s, PartKind.SNAPSHOT, config.pipeline(), 1).map(Instant::ofEpochMilli)
+                                    .map(Object::toString).orElse("-"), jobs);
+                }
+            }
+            return null;
+        });
+        // Kills follow their own clock, as ECS replaces tasks whatever a deployment is doing.
+        Future<?> killer = thread.submit(() -> {
+            for (Action a : plan.stream().filter(a -> a.what().equals("kill")).toList()) {
+                awaitProduced(producer, (long) ((a.window() + a.at()) * perWindow));
+                act(a, producer);
+            }
+            return null;
+        });
+        try {
+            for (Action a : plan.stream().filter(a -> !a.what().equals("kill")).toList()) {
+                awaitProduced(producer, (long) ((a.window() + a.at()) * perWindow));
+                act(a, producer);
+            }
+            killer.get();
+            producer.get();
+        } finally {
+            thread.shutdownNow();
+        }
+        // A closing event per shard, one window past the end, moves every watermark past the last window.
+        long closing = config.instant("start").toEpochMilli() + (windows + 1) * WINDOW_MILLIS + 60_000;
+        for (int shard = 0; shard < SHARDS; shard++) {
+            send(kinesis, arn, shard, List.of(("{\"device\":\"closing\",\"ts\":" + closing + ",\"value\":0}").getBytes(StandardCharsets.UTF_8)));
+        }
+        report.put("records", (long) windows * perWindow);
+        return closing - closing % WINDOW_MILLIS;
+    }
+
+    /** Until {@code records} are produced, or production has ended. */
+    private void awaitProduced(Future<?> producer, long records) throws Exception {
+        while (produced.get() < records && !producer.isDone()) {
+            Thread.sleep(50);
+        }
+        if (producer.isDone()) {
+            producer.get(); // a producer failure surfaces here
+        }
+    }
+
+    private double windowsProduced() {
+        return Math.round(produced.get() * 10.0 / perWindow) / 10.0;
+    }
+
+    /** Records [from, to) of the generator's stream; record i goes to shard i mod 2, in order. */
+    private void put(KinesisClient kinesis, String arn, TelemetryGenerator generator, long from, long to) {
+        for (int shard = 0; shard < SHARDS; shard++) {
+            List<byte[]> payloads = new ArrayList<>();
+            for (long i = from; i < to; i++) {
+                if (i % SHARDS == shard) {
+                    payloads.add(generator.map(i).payload);
+                }
+            }
+            send(kinesis, arn, shard, payloads);
+        }
+    }
+
+    private static void send(KinesisClient kinesis, String arn, int shard, List<byte[]> payloads) {
+        // Explicit hash keys at the start of each shard's range pin every record to its shard.
+        String hashKey = shard == 0 ? "0" : java.math.BigInteger.TWO.pow(127).toString();
+        for (int from = 0; from < payloads.size(); from += 500) {
+            List<PutRecordsRequestEntry> batch = payloads.subList(from, Math.min(payloads.size(), from + 500)).stream()
+                    .map(p -> PutRecordsRequestEntry.builder().data(SdkBytes.fromByteArray(p)).partitionKey("p")
+                            .explicitHashKey(hashKey).build())
+                    .toList();
+            int failed = kinesis.putRecords(r -> r.streamARN(arn).streamName(arn.substring(arn.indexOf('/') + 1))
+                    .records(batch)).failedRecordCount();
+            if (failed > 0) {
+                throw new IllegalStateException(failed + " records were refused by Kinesis");
+            }
+        }
+    }
+
+    private void act(Action a, Future<?> producer) throws Exception {
+        switch (a.what()) {
+            case "kill": {
+                List<String> taskManagers = cluster.pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).toList();
+                String victim = taskManagers.get(random.nextInt(taskManagers.size()));
+                long at = System.currentTimeMillis();
+                cluster.kill(victim);
+                String replacement = "taskmanager-" + nextTaskManager;
+                cluster.startTaskManager(nextTaskManager++);
+                double window = windowsProduced();
+                say("at window %.1f: SIGKILL %s, started %s", window, victim, replacement);
+                long recovered = awaitRecovery(at);
+                say("recovered %.1f s after the kill of %s", (recovered - at) / 1000.0, victim);
+                killed.add(Map.of("window", window, "killed", victim, "replacement", replacement,
+                        "recoverySeconds", (recovered - at) / 1000.0));
+                break;
+            }
+            case "overlap-start": {
+                String savepoint = retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
+                jobs.add(submit(savepoint));
+                overlapFrom = windowsProduced();
+                say("at window %.1f: second instance %s started from %s; %d jobs run the same work", overlapFrom,
+                        jobs.get(1), savepoint, jobs.size());
+                break;
+            }
+            case "overlap-end": {
+                awaitProduced(producer, (long) ((overlapFrom + overlap) * perWindow)); // W windows side by side, however late it started
+                String old = jobs.remove(0);
+                rest.cancel(old);
+                double sideBySide = windowsProduced() - overlapFrom;
+                say("at window %.1f: old instance %s cancelled (%s) after %.1f windows side by side", windowsProduced(), old,
+                        rest.awaitTerminal(old, Duration.ofMinutes(1)), sideBySide);
+                if (sideBySide < overlap - 0.05) {
+                    violations.add(String.format("the two instances ran side by side for only %.1f windows, not %d: production"
+                            + " ended first; give each window more --window-seconds", sideBySide, overlap));
+                }
+                report.put("overlap", Map.of("windowsSideBySide", sideBySide, "fromWindow", overlapFrom, "old", old,
+                        "new", jobs.get(0)));
+                break;
+            }
+            default: { // rolling-update
+                long at = System.currentTimeMillis();
+                String old = jobs.remove(0);
+                String savepoint = retry("stop-with-savepoint", () -> rest.stopWithSavepoint(old, false, Duration.ofMinutes(2)));
+                jobs.add(submit(savepoint));
+                double seconds = (awaitRecovery(at) - at) / 1000.0;
+                say("at window %.1f: rolling update %s -> %s through %s, %.1f s", windowsProduced(), old, jobs.get(0), savepoint, seconds);
+                report.put("rollingUpdate", Map.of("window", windowsProduced(), "from", old, "to", jobs.get(0), "savepoint", savepoint,
+                        "seconds", seconds));
+            }
+        }
+    }
+
+    private String submit(String savepoint) throws Exception {
+        String id = rest.run(jarId, jobArgs, savepoint);
+        awaitRecovery(0);
+        return id;
+    }
+
+    /** Until every running job has all tasks running and a checkpoint triggered after {@code since}; returns when. */
+    private long awaitRecovery(long since) throws Exception {
+        long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            List<String> running = rest.get("/jobs/overview").findValues("jid").stream()
+                    .map(j -> j.asText()).filter(id -> {
+                        try {
+                            return !FlinkRest.TERMINAL.contains(rest.state(id));
+                        } catch (IOException e) {
+                            return true;
+                        }
+                    }).toList();
+            boolean ready = !running.isEmpty();
+            for (String id : running) {
+                ready &= rest.allTasksRunning(id) && rest.latestCheckpointMillis(id) > since;
+            }
+            if (ready) {
+                return System.currentTimeMillis();
+            }
+            Thread.sleep(100);
+        }
+        throw new IOException("the jobs did not recover (all tasks running, a new checkpoint) within " + RECOVERY_TIMEOUT);
+    }
+
+    private interface Call {
+        String call() throws IOException;
+    }
+
+    /** A savepoint can fail while a checkpoint is declined (a task just restarted): try again, a few times. */
+    private String retry(String what, Call call) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.call();
+            } catch (IOException e) {
+                if (attempt == 5) {
+                    throw e;
+                }
+                say("%s failed (%s); again in 2 s", what, e.getMessage().lines().findFirst().orElse(""));
+                awaitRecovery(0);
+                Thread.sleep(2000);
+            }
+        }
+    }
+
+    /** Waits for the pointer to pass the last window, then drains the job so the dead letters are published too. */
+    private void finish(StoreSpec store, long closingWindow) throws Exception {
+        say("all %d windows produced; waiting for the completion pointer to reach %s", windows, Instant.ofEpochMilli(closingWindow));
+        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+        try (ObjectStore s = store.open()) {
+            while (CompletionPointer.read(s, PartKind.SNAPSHOT, "telemetry", 1).orElse(0L) < closingWindow) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("the completion pointer did not reach " + Instant.ofEpochMilli(closingWindow) + " in 5 minutes");
+                }
+                Thread.sleep(250);
+            }
+        }
+        String last = jobs.get(0);
+        retry("drain", () -> rest.stopWithSavepoint(last, true, Duration.ofMinutes(3)));
+        String state = rest.awaitTerminal(last, Duration.ofMinutes(2));
+        say("pointer passed the last window; job %s drained: %s", last, state);
+        if (!state.equals("FINISHED")) {
+            violations.add("the last job ended " + state + ", not FINISHED");
+        }
+    }
+
+    private void verify(StoreSpec store, JobConfig config, long closingWindow) throws Exception {
+        Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config), WINDOW_MILLIS,
+                config.buckets());
+        try (ObjectStore s = store.open()) {
+            Map<String, Object> audit = Audit.scan(s, Optional.empty(), Duration.ofDays(1));
+            for (Audit.Finding f : castFindings(audit.get("findings"))) {
+                violations.add("audit " + f.kind() + ": " + f.where() + " (" + f.detail() + ")");
+            }
+            Reference published = Reference.published(s, 1, closingWindow);
+            violations.addAll(published.differences(expected));
+            report.put("windows", windows);
+            report.put("parts", Map.of("expected", expected.parts.size(), "published", published.parts.size(),
+                    "objects", published.objects.values().stream().mapToInt(Integer::intValue).sum()));
+            report.put("events", Map.of("expected", expected.goodEvents, "published", published.goodEvents));
+            report.put("deadLetters", Map.of("injected", expected.deadLetterReasons, "published", published.deadLetterReasons));
+            report.put("auditFindings", ((List<?>) audit.get("findings")).size());
+        }
+        say("verified: %d parts, %d audit findings, %d violations", expected.parts.size(), (Integer) report.get("auditFindings"),
+                violations.size());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Audit.Finding> castFindings(Object findings) {
+        return (List<Audit.Finding>) findings;
+    }
+
+    /** What the committers and retry loops did, counted from every TaskManager's log, killed ones included. */
+    private Map<String, Object> fromLogs() throws IOException {
+        Map<String, Pattern> patterns = new LinkedHashMap<>();
+        patterns.put("partsCreated", Pattern.compile(" Created \\S+ \\("));
+        patterns.put("duplicatesCollapsed", Pattern.compile(" Collapsed \\S+ into the existing object"));
+        patterns.put("divergences", Pattern.compile(" DIVERGENCE at "));
+        patterns.put("storeRetries", Pattern.compile(" Attempt \\d+ to .* failed .*, retrying"));
+        patterns.put("storeGiveUps", Pattern.compile(" Giving up on "));
+        patterns.put("lateAfterIdleness", Pattern.compile(" arrived after its window closed"));
+        Map<String, Object> counts = new LinkedHashMap<>();
+        patterns.keySet().forEach(k -> counts.put(k, 0L));
+        Path logs = out.resolve("cluster/logs");
+        if (Files.isDirectory(logs)) {
+            try (Stream<Path> files = Files.list(logs)) {
+                for (Path log : files.filter(p -> p.getFileName().toString().matches("taskmanager-\\d+\\.log")).toList()) {
+                    for (String line : Files.readAllLines(log)) {
+                        patterns.forEach((k, p) -> {
+                            if (p.matcher(line).find()) {
+                                counts.merge(k, 1L, (x, y) -> (Long) x + (Long) y);
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        if ((Long) counts.get("divergences") > 0) {
+            violations.add(counts.get("divergences") + " divergences logged by the committers");
+        }
+        counts.put("kills", killed);
+        return counts;
+    }
+
+    private void write() throws IOException {
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        Files.writeString(out.resolve("report.json"), json.writeValueAsString(report) + "\n");
+        StringBuilder md = new StringBuilder();
+        md.append("# Chaos run: ").append(violations.isEmpty() ? "PASSED" : "FAILED").append("\n\n");
+        md.append("Command: `./snapshots chaos");
+        flags.forEach((k, v) -> md.append(" --").append(k).append(v.equals("true") ? "" : " " + v));
+        md.append("`\n\n| figure | value |\n|---|---|\n");
+        report.forEach((k, v) -> {
+            if (!k.equals("kills") && !k.equals("violations")) {
+                md.append("| ").append(k).append(" | ").append(String.valueOf(v).replace("|", "\\|")).append(" |\n");
+            }
+        });
+        md.append("\n## Kills\n\n| window | killed | replacement | recovery (s) |\n|---|---|---|---|\n");
+        for (Map<String, Object> k : killed) {
+            md.append(String.format("| %s | %s | %s | %.1f |%n", k.get("window"), k.get("killed"), k.get("replacement"),
+                    (Double) k.get("recoverySeconds")));
+        }
+        md.append("\n## Violations\n\n");
+        md.append(violations.isEmpty() ? "None: the audit is clean, every (window, bucket) has exactly one object, every part's"
+                + " rows equal the reference, and the dead letters equal what was injected.\n" : "");
+        violations.forEach(v -> md.append("- ").append(v).append('\n'));
+        Files.writeString(out.resolve("report.md"), md.toString());
+    }
+
+    private int positive(String flag, int min) {
+        try {
+            int v = Integer.parseInt(flags.get(flag));
+            if (v >= min) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--" + flag + " must be a whole number >= " + min + ", got '" + flags.get(flag) + "'");
+    }
+
+    private double elapsedSeconds() {
+        return Math.round((System.nanoTime() - startNanos) / 1e8) / 10.0;
+    }
+
+    private void say(String format, Object... args) {
+        progress.printf("[%6.1fs] %s%n", elapsedSeconds(), String.format(format, args));
+    }
+}

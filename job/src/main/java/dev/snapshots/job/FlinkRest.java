@@ -1,0 +1,174 @@
+package dev.snapshots.job;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The few calls of Flink's REST API that deploying and operating the job needs: upload a jar, run
+ * it (optionally from a savepoint), take a savepoint, stop with a savepoint, cancel, and read job
+ * state and checkpoints. What {@code flink run} and {@code flink stop} do, without a Flink install.
+ */
+final class FlinkRest {
+    static final Set<String> TERMINAL = Set.of("FINISHED", "FAILED", "CANCELED");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String base;
+    // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of Flink.
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    FlinkRest(String base) {
+        this.base = base;
+    }
+
+    /** Uploads a job jar; returns the id {@link #run} takes. */
+    String upload(Path jar) throws IOException {
+        String boundary = "----snapshots" + UUID.randomUUID();
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
+                + "Content-Type: application/x-java-archive\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+        body.write(Files.readAllBytes(jar));
+        body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        JsonNode uploaded = send(HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())));
+        return Path.of(uploaded.path("filename").asText()).getFileName().toString();
+    }
+
+    /** Runs an uploaded jar with these program arguments, from {@code savepoint} when not null. */
+    String run(String jarId, List<String> args, String savepoint) throws IOException {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("programArgsList", args);
+        if (savepoint != null) {
+            request.put("savepointPath", savepoint);
+        }
+        return post("/jars/" + jarId + "/run", request).path("jobid").asText();
+    }
+
+    /** Takes a savepoint and keeps the job running; returns its path. */
+    String savepoint(String jobId, Duration timeout) throws IOException {
+        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/savepoints", Map.of("cancel-job", false)), timeout);
+    }
+
+    /** Stops the job with a savepoint (draining event time when {@code drain}); returns its path. */
+    String stopWithSavepoint(String jobId, boolean drain, Duration timeout) throws IOException {
+        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/stop", Map.of("drain", drain)), timeout);
+    }
+
+    void cancel(String jobId) throws IOException {
+        send(HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
+                .method("PATCH", HttpRequest.BodyPublishers.noBody()));
+    }
+
+    JsonNode job(String jobId) throws IOException {
+        return get("/jobs/" + jobId);
+    }
+
+    String state(String jobId) throws IOException {
+        return job(jobId).path("state").asText();
+    }
+
+    /** RUNNING with every task running: what a savepoint needs, and what "recovered" means here. */
+    boolean allTasksRunning(String jobId) throws IOException {
+        JsonNode job = job(jobId);
+        if (!job.path("state").asText().equals("RUNNING")) {
+            return false;
+        }
+        for (JsonNode v : job.path("vertices")) {
+            if (!v.path("status").asText().equals("RUNNING")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** When the latest completed checkpoint was triggered (epoch ms), 0 if none. */
+    long latestCheckpointMillis(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/checkpoints").path("latest").path("completed").path("trigger_timestamp").asLong(0);
+    }
+
+    /** How often the job failed and restarted so far. */
+    int restarts(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries").size();
+    }
+
+    JsonNode get(String path) throws IOException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
+    }
+
+    String awaitTerminal(String jobId, Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            String state = state(jobId);
+            if (TERMINAL.contains(state)) {
+                return state;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("job " + jobId + " still " + state + " after " + timeout);
+            }
+            sleep(500);
+        }
+    }
+
+    private String awaitSavepoint(String jobId, JsonNode trigger, Duration timeout) throws IOException {
+        String path = "/jobs/" + jobId + "/savepoints/" + trigger.path("request-id").asText();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode status = get(path);
+            if (status.path("status").path("id").asText().equals("COMPLETED")) {
+                JsonNode op = status.path("operation");
+                if (op.has("failure-cause")) {
+                    throw new IOException("savepoint of job " + jobId + " failed: "
+                            + op.path("failure-cause").path("stack-trace").asText().lines().findFirst().orElse("?"));
+                }
+                return op.path("location").asText();
+            }
+            sleep(200);
+        }
+        throw new IOException("savepoint of job " + jobId + " not done after " + timeout);
+    }
+
+    private JsonNode post(String path, Object body) throws IOException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))));
+    }
+
+    private JsonNode send(HttpRequest.Builder request) throws IOException {
+        HttpResponse<String> response;
+        try {
+            response = http.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        if (response.statusCode() >= 300) {
+            throw new IOException(response.request().method() + " " + response.uri() + ": " + response.statusCode() + " "
+                    + response.body());
+        }
+        return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
