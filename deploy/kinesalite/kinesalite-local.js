@@ -1,7 +1,7 @@
-// Starts kinesalite 3.3.3 in memory on 127.0.0.1 only.
+// Starts kinesalite 3.3.3 in memory, on 127.0.0.1 unless --host says otherwise (docker-compose).
 // Why not node_modules/kinesalite/cli.js: it has no host option and listens on every interface.
 //
-//   node kinesalite-local.js --port P [--shardLimit N] [--createStreamMs MS] ...
+//   node kinesalite-local.js --port P [--host H] [--shardLimit N] [--createStreamMs MS] ...
 //
 // Options are kinesalite's own (see its cli.js --help); numeric ones are passed as numbers.
 // --port 0 picks a free port; the port actually bound is printed as "kinesalite listening on P".
@@ -21,7 +21,9 @@ if (options.path) {
   process.exit(2);
 }
 
+const host = options.host || '127.0.0.1';
+delete options.host;
 const server = kinesalite(options);
-server.listen(options.port || 0, '127.0.0.1', () => {
+server.listen(options.port || 0, host, () => {
   console.log('kinesalite listening on ' + server.address().port);
 });

@@ -1,6 +1,6 @@
-// A request-rewriting proxy in front of kinesalite, for tests only (Node 20, no dependencies).
+// A request-rewriting proxy in front of kinesalite, for local use only (Node 20, no dependencies).
 //
-//   node kinesis-shim.js --port P --target http://127.0.0.1:Q
+//   node kinesis-shim.js --port P --target http://127.0.0.1:Q [--host H]   (H: 127.0.0.1 unless set)
 //
 // Why: newer clients (the Flink Kinesis connector's KinesisStreamsSource, AWS SDK v2 calls made
 // with streamARN(...)) identify the stream only by "StreamARN". kinesalite predates StreamARN, drops
@@ -79,7 +79,7 @@ const server = http.createServer((req, res) => {
   });
 });
 
-server.listen(port, '127.0.0.1', () => {
-  // The readiness line the Java fixture waits for; with --port 0 it carries the port chosen.
+server.listen(port, arg('host') || '127.0.0.1', () => {
+  // The readiness line Kinesalite.java waits for; with --port 0 it carries the port chosen.
   console.log('shim listening on ' + server.address().port);
 });

@@ -5,6 +5,7 @@ import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.CurrentVersion;
 import dev.snapshots.sink.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
@@ -17,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.TreeMap;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
@@ -78,6 +81,7 @@ final class Audit {
         // kind|pipeline|version -> window -> bucket -> keys
         Map<String, Map<Long, Map<Integer, List<String>>>> parts = new TreeMap<>();
         Map<String, Long> deadLetters = new TreeMap<>();
+        List<String> current = new ArrayList<>(); // pipelines with a current-version pointer
         long[] objects = {0};
         List<IOException> failures = new ArrayList<>();
         store.list("", o -> {
@@ -87,7 +91,9 @@ final class Audit {
             if (parsed.isEmpty()) {
                 if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
                     findings.add(new Finding("divergence", key, "two executions of the same work computed different content"));
-                } else if (!key.endsWith(ObjectKeys.PROGRESS_FILE)) {
+                } else if (ObjectKeys.currentVersionPipeline(key).isPresent()) {
+                    current.add(ObjectKeys.currentVersionPipeline(key).get());
+                } else if (!ObjectKeys.isPointer(key)) {
                     findings.add(new Finding("outside-key-scheme", key, "not a part, pointer or evidence object"));
                 }
                 return;
@@ -119,7 +125,19 @@ final class Audit {
                 }
             }));
             if (kind == PartKind.SNAPSHOT && pointer.isPresent()) {
-                missingWindows(v.getKey(), v.getValue(), pointer.get(), findings);
+                List<Long> missing = missingWindows(v.getValue().keySet(), pointer.get());
+                if (!missing.isEmpty()) {
+                    // On a live store the listing can predate the pointer just read: parts of a window
+                    // committed in between are there now. List this version again before calling it missing.
+                    Set<Long> relisted = new TreeSet<>(v.getValue().keySet());
+                    store.list(ObjectKeys.versionPrefix(id[1], Integer.parseInt(id[2])),
+                            o -> ObjectKeys.parse(o.key()).ifPresent(p -> relisted.add(p.windowStartMillis())));
+                    missing = missingWindows(relisted, pointer.get());
+                }
+                for (long w : missing) {
+                    findings.add(new Finding("missing-window", v.getKey().replace('|', ' ') + " " + Instant.ofEpochMilli(w),
+                            "the completion pointer (" + Instant.ofEpochMilli(pointer.get()) + ") says complete, but no part exists"));
+                }
             }
         }
         Instant cutoff = Instant.now().minus(stale);
@@ -133,6 +151,11 @@ final class Audit {
         report.put("objects", objects[0]);
         report.put("parts", parts.values().stream().flatMap(w -> w.values().stream()).mapToLong(Map::size).sum());
         report.put("deadLetters", deadLetters);
+        Map<String, Integer> currentVersions = new TreeMap<>();
+        for (String pipeline : current) {
+            CurrentVersion.read(store, pipeline).ifPresent(v -> currentVersions.put(pipeline, v));
+        }
+        report.put("currentVersions", currentVersions);
         report.put("findings", findings);
         return report;
     }
@@ -165,22 +188,22 @@ final class Audit {
      * smallest gap between published windows; a window in which nothing at all happened has no
      * parts either, so a finding here means: check the input for that window, then the job.
      */
-    private static void missingWindows(String version, Map<Long, Map<Integer, List<String>>> windows, long pointer,
-            List<Finding> findings) {
-        List<Long> starts = new ArrayList<>(windows.keySet());
+    private static List<Long> missingWindows(Set<Long> windows, long pointer) {
+        List<Long> starts = new ArrayList<>(windows);
+        List<Long> missing = new ArrayList<>();
+        if (starts.size() < 2) {
+            return missing;
+        }
         long length = Long.MAX_VALUE;
         for (int i = 1; i < starts.size(); i++) {
             length = Math.min(length, starts.get(i) - starts.get(i - 1));
         }
-        if (starts.size() < 2) {
-            return;
-        }
         for (long w = starts.get(0); w + length <= pointer; w += length) {
-            if (!windows.containsKey(w)) {
-                findings.add(new Finding("missing-window", version.replace('|', ' ') + " " + Instant.ofEpochMilli(w),
-                        "the completion pointer (" + Instant.ofEpochMilli(pointer) + ") says complete, but no part exists"));
+            if (!windows.contains(w)) {
+                missing.add(w);
             }
         }
+        return missing;
     }
 
     private static void print(Map<String, Object> report, boolean json, PrintStream out) {
@@ -194,8 +217,8 @@ final class Audit {
         }
         @SuppressWarnings("unchecked")
         List<Finding> findings = (List<Finding>) report.get("findings");
-        out.printf("audited %s: %s objects, %s parts, dead letters %s%n", report.get("store"), report.get("objects"),
-                report.get("parts"), report.get("deadLetters"));
+        out.printf("audited %s: %s objects, %s parts, dead letters %s, current versions %s%n", report.get("store"),
+                report.get("objects"), report.get("parts"), report.get("deadLetters"), report.get("currentVersions"));
         if (findings.isEmpty()) {
             out.println("clean: every part is one object, matches its fingerprint, and no complete window is missing");
             return;

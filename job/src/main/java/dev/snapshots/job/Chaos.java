@@ -143,10 +143,7 @@ final class Chaos {
             }
         }
         boolean json = flags.containsKey("json");
-        // The cluster's S3Proxy runs without authorization; the SDK still wants some credentials to sign with.
-        System.setProperty("aws.accessKeyId", System.getProperty("aws.accessKeyId", "local"));
-        System.setProperty("aws.secretAccessKey", System.getProperty("aws.secretAccessKey", "local"));
-        System.setProperty("aws.region", System.getProperty("aws.region", "us-east-1"));
+        LocalCluster.placeholderCredentialsUnlessSet();
         // With --json, stdout carries the report only; progress goes to stderr.
         Chaos chaos = new Chaos(Path.of(System.getProperty("snapshots.root", ".")), flags, json ? System.err : stdout);
         boolean passed = chaos.execute();
@@ -185,7 +182,7 @@ final class Chaos {
             jobs.add(submit(null));
             long closingWindow = produce(kinesis, arn, config, plan, store);
             finish(store, closingWindow);
-            report.put("faultsInjected", Map.of("conflict409", proxy.injected(Fault.CONFLICT_409),
+            report.put("faultsInjected", ordered("conflict409", proxy.injected(Fault.CONFLICT_409),
                     "slowDown503", proxy.injected(Fault.SLOW_DOWN_503), "latency", proxy.injected(Fault.LATENCY),
                     "droppedConnections", proxy.injected(Fault.DROP_AFTER_FORWARD), "requestsForwarded", proxy.forwarded()));
             verify(store, config, closingWindow);
@@ -325,8 +322,7 @@ final class Chaos {
     private void act(Action a, Future<?> producer) throws Exception {
         switch (a.what()) {
             case "kill": {
-                List<String> taskManagers = cluster.pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).toList();
-                String victim = taskManagers.get(random.nextInt(taskManagers.size()));
+                String victim = victim();
                 long at = System.currentTimeMillis();
                 cluster.kill(victim);
                 String replacement = "taskmanager-" + nextTaskManager;
@@ -335,7 +331,7 @@ final class Chaos {
                 say("at window %.1f: SIGKILL %s, started %s", window, victim, replacement);
                 long recovered = awaitRecovery(at);
                 say("recovered %.1f s after the kill of %s", (recovered - at) / 1000.0, victim);
-                killed.add(Map.of("window", window, "killed", victim, "replacement", replacement,
+                killed.add(ordered("window", window, "killed", victim, "replacement", replacement,
                         "recoverySeconds", (recovered - at) / 1000.0));
                 break;
             }
@@ -358,7 +354,7 @@ final class Chaos {
                     violations.add(String.format("the two instances ran side by side for only %.1f windows, not %d: production"
                             + " ended first; give each window more --window-seconds", sideBySide, overlap));
                 }
-                report.put("overlap", Map.of("windowsSideBySide", sideBySide, "fromWindow", overlapFrom, "old", old,
+                report.put("overlap", ordered("windowsSideBySide", sideBySide, "fromWindow", overlapFrom, "old", old,
                         "new", jobs.get(0)));
                 break;
             }
@@ -369,14 +365,27 @@ final class Chaos {
                 jobs.add(submit(savepoint));
                 double seconds = (awaitRecovery(at) - at) / 1000.0;
                 say("at window %.1f: rolling update %s -> %s through %s, %.1f s", windowsProduced(), old, jobs.get(0), savepoint, seconds);
-                report.put("rollingUpdate", Map.of("window", windowsProduced(), "from", old, "to", jobs.get(0), "savepoint", savepoint,
+                report.put("rollingUpdate", ordered("window", windowsProduced(), "from", old, "to", jobs.get(0), "savepoint", savepoint,
                         "seconds", seconds));
             }
         }
     }
 
+    /** A TaskManager that runs tasks, when one does: killing an idle one would prove nothing. */
+    private String victim() throws IOException {
+        List<String> alive = cluster.pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).sorted().toList();
+        List<String> busy = new ArrayList<>();
+        for (var tm : rest.get("/taskmanagers").path("taskmanagers")) {
+            if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt() && alive.contains(tm.path("id").asText())) {
+                busy.add(tm.path("id").asText());
+            }
+        }
+        List<String> candidates = busy.isEmpty() ? alive : busy.stream().sorted().toList();
+        return candidates.get(random.nextInt(candidates.size()));
+    }
+
     private String submit(String savepoint) throws Exception {
-        String id = rest.run(jarId, jobArgs, savepoint);
+        String id = rest.run(jarId, jobArgs, savepoint, null);
         awaitRecovery(0);
         return id;
     }
@@ -450,26 +459,28 @@ final class Chaos {
         Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config), WINDOW_MILLIS,
                 config.buckets());
         try (ObjectStore s = store.open()) {
-            Map<String, Object> audit = Audit.scan(s, Optional.empty(), Duration.ofDays(1));
-            for (Audit.Finding f : castFindings(audit.get("findings"))) {
-                violations.add("audit " + f.kind() + ": " + f.where() + " (" + f.detail() + ")");
-            }
             Reference published = Reference.published(s, 1, closingWindow);
-            violations.addAll(published.differences(expected));
+            List<String> found = violations(s, expected, published);
+            violations.addAll(found);
             report.put("windows", windows);
-            report.put("parts", Map.of("expected", expected.parts.size(), "published", published.parts.size(),
+            report.put("parts", ordered("expected", expected.parts.size(), "published", published.parts.size(),
                     "objects", published.objects.values().stream().mapToInt(Integer::intValue).sum()));
-            report.put("events", Map.of("expected", expected.goodEvents, "published", published.goodEvents));
-            report.put("deadLetters", Map.of("injected", expected.deadLetterReasons, "published", published.deadLetterReasons));
-            report.put("auditFindings", ((List<?>) audit.get("findings")).size());
+            report.put("events", ordered("expected", expected.goodEvents, "published", published.goodEvents));
+            report.put("deadLetters", ordered("injected", expected.deadLetterReasons, "published", published.deadLetterReasons));
+            report.put("storeViolations", found.size());
         }
-        say("verified: %d parts, %d audit findings, %d violations", expected.parts.size(), (Integer) report.get("auditFindings"),
-                violations.size());
+        say("verified: %d parts expected, %d violations", expected.parts.size(), violations.size());
     }
 
+    /** The verifier: every audit finding, and every way the published parts differ from the reference. */
     @SuppressWarnings("unchecked")
-    private static List<Audit.Finding> castFindings(Object findings) {
-        return (List<Audit.Finding>) findings;
+    static List<String> violations(ObjectStore store, Reference expected, Reference published) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (Audit.Finding f : (List<Audit.Finding>) Audit.scan(store, Optional.empty(), Duration.ofDays(1)).get("findings")) {
+            out.add("audit " + f.kind() + ": " + f.where() + " (" + f.detail() + ")");
+        }
+        out.addAll(published.differences(expected));
+        return out;
     }
 
     /** What the committers and retry loops did, counted from every TaskManager's log, killed ones included. */
@@ -511,22 +522,50 @@ final class Chaos {
         md.append("# Chaos run: ").append(violations.isEmpty() ? "PASSED" : "FAILED").append("\n\n");
         md.append("Command: `./snapshots chaos");
         flags.forEach((k, v) -> md.append(" --").append(k).append(v.equals("true") ? "" : " " + v));
-        md.append("`\n\n| figure | value |\n|---|---|\n");
+        md.append("`  \nMachine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, Java ")
+                .append(System.getProperty("java.version")).append(", finished ").append(Instant.now()).append("  \n");
+        md.append("Plan (action@window+fraction): ").append(flat(report.get("plan"))).append("\n\n| figure | value |\n|---|---|\n");
         report.forEach((k, v) -> {
-            if (!k.equals("kills") && !k.equals("violations")) {
-                md.append("| ").append(k).append(" | ").append(String.valueOf(v).replace("|", "\\|")).append(" |\n");
+            if (!List.of("plan", "kills", "violations", "deadLetters").contains(k)) {
+                md.append("| ").append(k).append(" | ").append(flat(v)).append(" |\n");
             }
         });
-        md.append("\n## Kills\n\n| window | killed | replacement | recovery (s) |\n|---|---|---|---|\n");
+        md.append("\n## Kills\n\n| at window | killed | replacement | recovery (s) |\n|---|---|---|---|\n");
         for (Map<String, Object> k : killed) {
             md.append(String.format("| %s | %s | %s | %.1f |%n", k.get("window"), k.get("killed"), k.get("replacement"),
                     (Double) k.get("recoverySeconds")));
+        }
+        if (report.get("deadLetters") instanceof Map<?, ?> dead) {
+            md.append("\n## Dead letters by reason\n\n| reason | injected | published |\n|---|---|---|\n");
+            Map<?, ?> injected = (Map<?, ?>) dead.get("injected");
+            Map<?, ?> published = (Map<?, ?>) dead.get("published");
+            injected.forEach((reason, n) -> md.append("| ").append(reason).append(" | ").append(n).append(" | ")
+                    .append(published.get(reason) == null ? 0 : published.get(reason)).append(" |\n"));
         }
         md.append("\n## Violations\n\n");
         md.append(violations.isEmpty() ? "None: the audit is clean, every (window, bucket) has exactly one object, every part's"
                 + " rows equal the reference, and the dead letters equal what was injected.\n" : "");
         violations.forEach(v -> md.append("- ").append(v).append('\n'));
         Files.writeString(out.resolve("report.md"), md.toString());
+    }
+
+    /** A figure as one table cell: maps as "key value, ...", lists joined. */
+    private static String flat(Object v) {
+        if (v instanceof Map<?, ?> m) {
+            return String.join(", ", m.entrySet().stream().map(e -> e.getKey() + " " + flat(e.getValue())).toList());
+        }
+        if (v instanceof List<?> l) {
+            return String.join(" ", l.stream().map(Chaos::flat).toList());
+        }
+        return String.valueOf(v).replace("|", "\\|");
+    }
+
+    private static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
     }
 
     private int positive(String flag, int min) {

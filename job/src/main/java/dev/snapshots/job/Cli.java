@@ -16,6 +16,8 @@ public final class Cli {
             "  cluster up|down|status                   a local multi-process Flink cluster with S3Proxy and kinesalite",
             "  chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--seed S]",
             "                                           kill, overlap, update and fault the job on that cluster; verify the output",
+            "  submit | upgrade | replay | promote      run and operate the job on a Flink cluster (local or ECS)",
+            "  protect --rest URL                       ECS task scale-in protection for a TaskManager (a sidecar)",
             "",
             "Every command takes --help.");
 
@@ -69,6 +71,21 @@ public final class Cli {
                         return 0;
                     }
                     return Chaos.run(rest, out);
+                case "submit":
+                case "upgrade":
+                case "replay":
+                case "promote":
+                    if (help) {
+                        out.println(Operations.USAGE);
+                        return 0;
+                    }
+                    return Operations.run(args[0], rest, out);
+                case "protect":
+                    if (help) {
+                        out.println(ScaleInProtection.USAGE);
+                        return 0;
+                    }
+                    return ScaleInProtection.run(rest, out);
                 case "inspect":
                     if (help) {
                         out.println(Inspect.USAGE);

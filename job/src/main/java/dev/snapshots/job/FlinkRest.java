@@ -50,12 +50,18 @@ final class FlinkRest {
         return Path.of(uploaded.path("filename").asText()).getFileName().toString();
     }
 
-    /** Runs an uploaded jar with these program arguments, from {@code savepoint} when not null. */
-    String run(String jarId, List<String> args, String savepoint) throws IOException {
+    /**
+     * Runs an uploaded jar with these program arguments, from {@code savepoint} and under job id
+     * {@code jobId} when not null (else Flink picks a fresh id).
+     */
+    String run(String jarId, List<String> args, String savepoint, String jobId) throws IOException {
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("programArgsList", args);
         if (savepoint != null) {
             request.put("savepointPath", savepoint);
+        }
+        if (jobId != null) {
+            request.put("jobId", jobId);
         }
         return post("/jars/" + jarId + "/run", request).path("jobid").asText();
     }
@@ -67,7 +73,27 @@ final class FlinkRest {
 
     /** Stops the job with a savepoint (draining event time when {@code drain}); returns its path. */
     String stopWithSavepoint(String jobId, boolean drain, Duration timeout) throws IOException {
-        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/stop", Map.of("drain", drain)), timeout);
+        return stopWithSavepoint(jobId, drain, null, timeout);
+    }
+
+    /** As above, into {@code directory} rather than the cluster's default savepoint directory. */
+    String stopWithSavepoint(String jobId, boolean drain, String directory, Duration timeout) throws IOException {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("drain", drain);
+        if (directory != null) {
+            request.put("targetDirectory", directory);
+        }
+        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/stop", request), timeout);
+    }
+
+    /** A value of the JobManager's configuration, if set. */
+    java.util.Optional<String> config(String key) throws IOException {
+        for (JsonNode entry : get("/jobmanager/config")) {
+            if (entry.path("key").asText().equals(key)) {
+                return java.util.Optional.of(entry.path("value").asText());
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     void cancel(String jobId) throws IOException {
@@ -111,6 +137,22 @@ final class FlinkRest {
         return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
     }
 
+    /** Until the REST API answers: a JobManager container's submitter starts beside a JobManager still booting. */
+    void awaitUp(Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                get("/overview");
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("the JobManager at " + base + " did not answer within " + timeout, e);
+                }
+                sleep(1000);
+            }
+        }
+    }
+
     String awaitTerminal(String jobId, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
@@ -126,21 +168,33 @@ final class FlinkRest {
     }
 
     private String awaitSavepoint(String jobId, JsonNode trigger, Duration timeout) throws IOException {
-        String path = "/jobs/" + jobId + "/savepoints/" + trigger.path("request-id").asText();
+        return awaitOperation("savepoint", jobId, "/savepoints/" + trigger.path("request-id").asText(), timeout)
+                .path("location").asText();
+    }
+
+    /** Triggers a checkpoint now and waits for it; returns its id. */
+    long checkpoint(String jobId, Duration timeout) throws IOException {
+        JsonNode trigger = post("/jobs/" + jobId + "/checkpoints", Map.of());
+        return awaitOperation("checkpoint", jobId, "/checkpoints/" + trigger.path("request-id").asText(), timeout)
+                .path("checkpointId").asLong();
+    }
+
+    /** Polls an asynchronous operation of a job until it completes; its result, or an IOException saying why it failed. */
+    private JsonNode awaitOperation(String what, String jobId, String path, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            JsonNode status = get(path);
+            JsonNode status = get("/jobs/" + jobId + path);
             if (status.path("status").path("id").asText().equals("COMPLETED")) {
                 JsonNode op = status.path("operation");
                 if (op.has("failure-cause")) {
-                    throw new IOException("savepoint of job " + jobId + " failed: "
+                    throw new IOException(what + " of job " + jobId + " failed: "
                             + op.path("failure-cause").path("stack-trace").asText().lines().findFirst().orElse("?"));
                 }
-                return op.path("location").asText();
+                return op;
             }
             sleep(200);
         }
-        throw new IOException("savepoint of job " + jobId + " not done after " + timeout);
+        throw new IOException(what + " of job " + jobId + " not done after " + timeout);
     }
 
     private JsonNode post(String path, Object body) throws IOException {

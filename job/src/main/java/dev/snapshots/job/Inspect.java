@@ -42,9 +42,10 @@ final class Inspect {
 
     private static void printTables(StoreSpec spec, StoreScan scan, PrintStream out) {
         out.println("store " + spec);
-        out.printf("%-20s %-8s %-11s %8s %8s %10s  %s%n", "pipeline", "version", "kind", "windows", "parts", "rows", "complete through");
+        out.printf("%-20s %-10s %-11s %8s %8s %10s  %s%n", "pipeline", "version", "kind", "windows", "parts", "rows", "complete through");
         for (StoreScan.Version v : scan.versions) {
-            out.printf("%-20s %-8s %-11s %8d %8d %10d  %s%n", v.pipeline(), "v" + v.jobVersion(), kind(v), v.windows().size(),
+            boolean current = Integer.valueOf(v.jobVersion()).equals(scan.current.get(v.pipeline()));
+            out.printf("%-20s %-10s %-11s %8d %8d %10d  %s%n", v.pipeline(), "v" + v.jobVersion() + (current ? " current" : ""), kind(v), v.windows().size(),
                     v.parts(), v.rows(), v.completeThrough().map(t -> Instant.ofEpochMilli(t).toString()).orElse("-"));
         }
         for (StoreScan.Version v : scan.versions) {
@@ -93,6 +94,7 @@ final class Inspect {
             versions.add(ver);
         }
         doc.put("versions", versions);
+        doc.put("currentVersions", scan.current);
         doc.put("divergenceEvidence", scan.divergences);
         doc.put("otherObjects", scan.other);
         return doc;

@@ -153,13 +153,11 @@ final class LocalCluster {
                 "s3.access-key: local",
                 "s3.secret-key: local",
                 "") + "\n");
+
         Files.writeString(dir.resolve("endpoints.properties"), "rest=http://127.0.0.1:" + restPort + "\ns3=" + s3
                 + "\nkinesis=" + kinesis.endpoint() + "\n");
-
         out.println("starting the JobManager (REST and web UI on http://127.0.0.1:" + restPort + ") ...");
-        start("jobmanager", flinkJvm("jobmanager", List.of("-Xmx768m"),
-                "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint", List.of()));
-        await("JobManager", "http://127.0.0.1:" + restPort + "/overview", Duration.ofSeconds(90));
+        startJobManager();
         for (int i = 1; i <= taskManagers; i++) {
             startTaskManager(i);
         }
@@ -168,11 +166,34 @@ final class LocalCluster {
                 taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
     }
 
+    /** Starts the JobManager and waits for its REST API; the same command after a kill is a restart. */
+    void startJobManager() throws Exception {
+        start("jobmanager", flinkJvm("jobmanager", List.of("-Xmx768m"),
+                "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint", List.of()));
+        await("JobManager", endpoints().get("rest") + "/overview", Duration.ofSeconds(90));
+    }
+
+    /**
+     * SIGKILLs the JobManager and starts it again with the same command, as ECS restarts a
+     * JobManager task: without HA it comes back with no jobs, and the running TaskManagers
+     * register with it again. Resuming the job is {@code snapshots submit}'s work.
+     */
+    void restartJobManager(PrintStream out) throws Exception {
+        int taskManagers = (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
+        kill("jobmanager");
+        out.println("JobManager killed; starting it again with the same command ...");
+        startJobManager();
+        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+        out.println("JobManager back, " + taskManagers + " TaskManagers registered");
+    }
+
     /** Starts TaskManager number {@code n}; also how a killed one is replaced, as ECS would. */
     long startTaskManager(int n) throws Exception {
         List<String> jvm = new ArrayList<>();
         List<String> dynamic = new ArrayList<>();
         resourceParams(jvm, dynamic);
+        // Named after its process, so the REST API's TaskManager ids say which process runs what.
+        dynamic.addAll(List.of("-D", "taskmanager.resource-id=taskmanager-" + n));
         return start("taskmanager-" + n, flinkJvm("taskmanager-" + n, jvm,
                 "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", dynamic));
     }
@@ -367,6 +388,20 @@ final class LocalCluster {
         }
     }
 
+
+    /**
+     * The cluster's S3Proxy runs without authorization, but the AWS SDK signs every request and so
+     * wants some credentials: give it placeholders unless real ones are configured.
+     */
+    static void placeholderCredentialsUnlessSet() {
+        if (System.getenv("AWS_ACCESS_KEY_ID") == null && System.getProperty("aws.accessKeyId") == null) {
+            System.setProperty("aws.accessKeyId", "local");
+            System.setProperty("aws.secretAccessKey", "local");
+        }
+        if (System.getenv("AWS_REGION") == null && System.getProperty("aws.region") == null) {
+            System.setProperty("aws.region", "us-east-1");
+        }
+    }
 
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

@@ -4,6 +4,7 @@ import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.CurrentVersion;
 import dev.snapshots.sink.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
@@ -33,6 +34,8 @@ final class StoreScan {
     final List<Version> versions = new ArrayList<>();
     final List<String> divergences = new ArrayList<>();
     final List<String> other = new ArrayList<>();
+    /** The job version readers follow, per pipeline that has promoted one. */
+    final Map<String, Integer> current = new TreeMap<>();
 
     /** Lists everything; reads each part's metadata (one HEAD per part on S3). */
     static StoreScan of(ObjectStore store) throws IOException {
@@ -56,7 +59,10 @@ final class StoreScan {
                                 md.getOrDefault(PartMetadata.FINGERPRINT, ""), md.getOrDefault(PartMetadata.WRITER_JOB, "")));
             } else if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
                 scan.divergences.add(key);
-            } else if (!key.endsWith(ObjectKeys.PROGRESS_FILE)) {
+            } else if (ObjectKeys.currentVersionPipeline(key).isPresent()) {
+                String pipeline = ObjectKeys.currentVersionPipeline(key).get();
+                CurrentVersion.read(store, pipeline).ifPresent(v -> scan.current.put(pipeline, v));
+            } else if (!ObjectKeys.isPointer(key)) {
                 scan.other.add(key);
             }
         }

@@ -3,6 +3,7 @@ package dev.snapshots.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.store.ObjectStore;
 import dev.snapshots.testutils.StoreKind;
 import dev.snapshots.store.StoreSpec;
 import java.io.ByteArrayOutputStream;
@@ -27,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The audit can fail: a store the job wrote is clean, and the same store deliberately corrupted
  * (a part rewritten, a stray duplicate, a missing window, a fingerprint that lies, evidence of a
- * divergence, an object outside the key scheme, an upload left staged) gets every problem named.
+ * divergence, an object outside the key scheme, an upload left staged) gets every problem named,
+ * by the audit and by the chaos harness's verifier.
  */
 class AuditITCase {
     @RegisterExtension
@@ -44,6 +46,8 @@ class AuditITCase {
             "--events-per-window", "200", "--keys", "40", "--checkpoint-interval", "300ms"});
         SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config).getJobExecutionResult().get();
 
+        // A live job holds a pointer lock now and then: the gate must pass it.
+        Files.writeString(root.resolve("telemetry/v=1/" + ObjectKeys.lockKey(ObjectKeys.PROGRESS_FILE)), "{}");
         Result clean = audit(spec);
         assertThat(clean.code).as(clean.out).isZero();
         assertThat(clean.out).contains("clean:");
@@ -85,6 +89,20 @@ class AuditITCase {
                 .contains("stale-upload", key(root, parts.get(5)));
         assertThat(corrupt.out.lines().filter(l -> l.startsWith("fingerprint-mismatch"))).hasSize(2);
 
+        // The chaos harness's verifier, over the same store, names each problem too.
+        Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config),
+                config.windowLength().toMillis(), config.buckets());
+        List<String> violations;
+        try (ObjectStore s = spec.open()) {
+            violations = Chaos.violations(s, expected, Reference.published(s, 1, Long.MAX_VALUE));
+        }
+        assertThat(violations).as("verifier").anySatisfy(v -> assertThat(v).contains(part(root, rewritten) + " rows differ"))
+                .anySatisfy(v -> assertThat(v).startsWith("audit fingerprint-mismatch: " + key(root, liar)))
+                .anySatisfy(v -> assertThat(v).contains(part(root, duplicated) + " is held by 2 objects"))
+                .anySatisfy(v -> assertThat(v).contains("2026-11-30T10:30:00Z bucket 0 is missing"))
+                .anySatisfy(v -> assertThat(v).startsWith("audit divergence: "))
+                .noneSatisfy(v -> assertThat(v).contains(part(root, liar) + " rows differ")); // its content is intact
+
         Result json = audit(spec, "--json");
         assertThat(json.code).isEqualTo(1);
         @SuppressWarnings("unchecked")
@@ -112,6 +130,12 @@ class AuditITCase {
         try (Stream<Path> files = Files.walk(root.resolve("telemetry/v=1"))) {
             return files.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
         }
+    }
+
+    /** How the verifier names the logical part a file holds: window start and bucket. */
+    private static String part(Path root, Path file) {
+        ObjectKeys.PartKey p = ObjectKeys.parse(key(root, file)).orElseThrow();
+        return Instant.ofEpochMilli(p.windowStartMillis()) + " bucket " + p.bucket();
     }
 
     private static String key(Path root, Path file) {

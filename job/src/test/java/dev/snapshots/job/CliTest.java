@@ -26,6 +26,10 @@ class CliTest {
         "run --window 5m | --store is required",
         "inspect | STORE_URI is required",
         "audit file:///tmp/x --colour blue | unexpected argument '--colour'",
+        "chaos --windows 8 --overlap 3 | --windows must be between --overlap + 6 (9",
+        "chaos --s3-faults lots | --s3-faults must be a fraction between 0 and 0.5, got 'lots'",
+        "chaos --kills -1 | --kills must be a whole number >= 0",
+        "chaos --colour blue | unknown or incomplete flag '--colour'",
         "frobnicate | unknown command 'frobnicate'",
     })
     void badCommandLinesGetAClearMessageAndExitCodeTwo(String args, String message) {
@@ -44,7 +48,7 @@ class CliTest {
 
     @Test
     void everyCommandHasHelp() {
-        for (String command : new String[] {"demo", "run", "inspect"}) {
+        for (String command : new String[] {"demo", "run", "inspect", "audit", "cluster", "chaos"}) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertThat(Cli.run(new String[] {command, "--help"}, print(out), print(new ByteArrayOutputStream()))).isZero();
             assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: snapshots " + command);

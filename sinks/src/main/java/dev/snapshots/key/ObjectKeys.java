@@ -31,6 +31,10 @@ public final class ObjectKeys {
 
     public static final String PROGRESS_FILE = "_progress.json";
 
+    public static final String CURRENT_FILE = "_current.json";
+
+    private static final String LOCK_SUFFIX = ".lock";
+
     private static final int DIGEST_HEX_CHARS = 16;
     private static final Pattern PART = Pattern.compile(
             "(_deadletter/)?([a-z0-9][a-z0-9_-]*)/v=(\\d+)/schema=(\\d+)/date=(\\d{4}-\\d{2}-\\d{2})/window=(\\d{4})/"
@@ -68,6 +72,29 @@ public final class ObjectKeys {
     /** The completion pointer of one pipeline and job version. */
     public static String progressKey(PartKind kind, String pipeline, int jobVersion) {
         return kind.prefix() + versionPrefix(pipeline, jobVersion) + PROGRESS_FILE;
+    }
+
+    /** The job version readers of a pipeline follow; moved by promotion only. */
+    public static String currentVersionKey(String pipeline) {
+        WorkIdentity.requirePipeline(pipeline);
+        return pipeline + "/" + CURRENT_FILE;
+    }
+
+    /** The lock object a pointer update holds, beside the pointer; it lives for one update. */
+    public static String lockKey(String pointerKey) {
+        return pointerKey + LOCK_SUFFIX;
+    }
+
+    /** A completion or current-version pointer, or its update lock: the protocol's own objects, not parts. */
+    public static boolean isPointer(String key) {
+        String k = key.endsWith(LOCK_SUFFIX) ? key.substring(0, key.length() - LOCK_SUFFIX.length()) : key;
+        return k.endsWith("/" + PROGRESS_FILE) || k.endsWith("/" + CURRENT_FILE);
+    }
+
+    /** The pipeline whose current-version pointer {@code key} is, if it is one. */
+    public static Optional<String> currentVersionPipeline(String key) {
+        return key.endsWith("/" + CURRENT_FILE)
+                ? Optional.of(key.substring(0, key.length() - CURRENT_FILE.length() - 1)) : Optional.empty();
     }
 
     /** Evidence that a writer computed {@code fingerprint} for a key that already held other content. */

@@ -55,7 +55,7 @@ public final class CompletionPointer {
             long windowLengthMillis, int parallelism, int subtask, long watermark, long lastWindowEndMillis)
             throws IOException {
         String key = ObjectKeys.progressKey(kind, pipeline, jobVersion);
-        try (PointerLock ignored = PointerLock.acquire(store, key + ".lock")) {
+        try (PointerLock ignored = PointerLock.acquire(store, ObjectKeys.lockKey(key))) {
             for (int round = 0; round < MAX_SWAP_ROUNDS; round++) {
                 Optional<VersionedContent> current = store.get(key);
                 Progress before = current.isPresent() ? parse(current.get().content()) : Progress.empty(pipeline, jobVersion);

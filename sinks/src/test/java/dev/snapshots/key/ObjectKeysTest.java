@@ -104,6 +104,18 @@ class ObjectKeysTest {
                 .isEmpty();
     }
 
+    @Example
+    void pointersAndTheirLocksAreRecognisedAsTheProtocolsOwnObjects() {
+        String progress = ObjectKeys.progressKey(PartKind.SNAPSHOT, "orders", 3);
+        String current = ObjectKeys.currentVersionKey("orders");
+        assertThat(List.of(progress, ObjectKeys.lockKey(progress), current, ObjectKeys.lockKey(current)))
+                .allMatch(ObjectKeys::isPointer);
+        assertThat(List.of("orders/v=3/notes.lock", "orders/v=3/_progress.json.bak", "orders/_current.json.old"))
+                .noneMatch(ObjectKeys::isPointer);
+        assertThat(ObjectKeys.currentVersionPipeline(current)).contains("orders");
+        assertThat(ObjectKeys.currentVersionPipeline(progress)).isEmpty();
+    }
+
     @Provide
     Arbitrary<WorkIdentity> identities() {
         Arbitrary<String> pipeline = Arbitraries.strings().withChars("abcxyz019-_").ofMinLength(1).ofMaxLength(20)

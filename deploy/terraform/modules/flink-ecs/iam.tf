@@ -1,0 +1,107 @@
+# Least privilege. The job may read and write snapshots and abort its own uploads, but never delete
+# a snapshot object: only the short-lived lock objects of the pointer protocol (*.lock) may be
+# removed there. Checkpoints live under their own prefix, where Flink must delete old ones.
+
+data "aws_iam_policy_document" "assume_ecs_tasks" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["ecs-tasks.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "execution" {
+  name_prefix        = "${var.name}-exec-"
+  assume_role_policy = data.aws_iam_policy_document.assume_ecs_tasks.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role_policy_attachment" "execution" {
+  role       = aws_iam_role.execution.name
+  policy_arn = "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy"
+}
+
+resource "aws_iam_role" "task" {
+  name_prefix        = "${var.name}-task-"
+  assume_role_policy = data.aws_iam_policy_document.assume_ecs_tasks.json
+  tags               = var.tags
+}
+
+data "aws_iam_policy_document" "task" {
+  statement {
+    sid       = "ListOwnPrefixes"
+    actions   = ["s3:ListBucket", "s3:ListBucketMultipartUploads"]
+    resources = [aws_s3_bucket.snapshots.arn]
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${var.snapshot_prefix}*", "${var.checkpoint_prefix}*", ""]
+    }
+  }
+
+  statement {
+    sid = "WriteSnapshotsNeverDelete"
+    actions = [
+      "s3:GetObject",
+      "s3:PutObject",
+      "s3:AbortMultipartUpload",
+      "s3:ListMultipartUploadParts",
+    ]
+    resources = ["${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*"]
+  }
+
+  statement {
+    sid       = "ReleasePointerLocks"
+    actions   = ["s3:DeleteObject"]
+    resources = ["${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*.lock"]
+  }
+
+  statement {
+    sid = "FlinkCheckpointsAndSavepoints"
+    actions = [
+      "s3:GetObject",
+      "s3:PutObject",
+      "s3:DeleteObject",
+      "s3:AbortMultipartUpload",
+      "s3:ListMultipartUploadParts",
+    ]
+    resources = ["${aws_s3_bucket.snapshots.arn}/${var.checkpoint_prefix}*"]
+  }
+
+  statement {
+    sid = "ReadTheStream"
+    actions = [
+      "kinesis:DescribeStream",
+      "kinesis:DescribeStreamSummary",
+      "kinesis:GetRecords",
+      "kinesis:GetShardIterator",
+      "kinesis:ListShards",
+    ]
+    resources = [aws_kinesis_stream.events.arn]
+  }
+
+  statement {
+    sid       = "EncryptedBucketAndStream"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = ["arn:aws:kms:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:key/*"]
+    condition {
+      test     = "StringLike"
+      variable = "kms:ViaService"
+      values   = ["s3.${data.aws_region.current.name}.amazonaws.com", "kinesis.${data.aws_region.current.name}.amazonaws.com"]
+    }
+  }
+
+  statement {
+    sid       = "OwnScaleInProtection"
+    actions   = ["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"]
+    resources = ["arn:aws:ecs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:task/${var.name}/*"]
+  }
+}
+
+resource "aws_iam_role_policy" "task" {
+  name   = "snapshots-job"
+  role   = aws_iam_role.task.id
+  policy = data.aws_iam_policy_document.task.json
+}
