@@ -26,36 +26,28 @@ resource "aws_sns_topic_policy" "alarms" {
   policy = data.aws_iam_policy_document.alarm_topic[0].json
 }
 
-# SERVICE_DEPLOYMENT_FAILED: the circuit breaker rolled a deployment back.
-resource "aws_cloudwatch_event_rule" "deployment_failed" {
-  name        = "${var.name}-deployment-failed"
-  description = "A deployment of the JobManager or TaskManager service failed."
+# SERVICE_DEPLOYMENT_FAILED (the circuit breaker rolled a deployment back) goes to the topic;
+# SERVICE_DEPLOYMENT_IN_PROGRESS starts a timer, and if the same deployment is still IN_PROGRESS
+# when it runs out, the topic hears about that.
+resource "aws_cloudwatch_event_rule" "deployment" {
+  for_each = {
+    failed  = "SERVICE_DEPLOYMENT_FAILED"
+    started = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+  }
+  name        = "${var.name}-deployment-${each.key}"
+  description = "${each.value} of the JobManager or TaskManager service."
   event_pattern = jsonencode({
     source        = ["aws.ecs"]
     "detail-type" = ["ECS Deployment State Change"]
-    resources     = [aws_ecs_service.jobmanager.id, aws_ecs_service.taskmanager.id]
-    detail        = { eventName = ["SERVICE_DEPLOYMENT_FAILED"] }
+    resources     = [for s in aws_ecs_service.flink : s.id]
+    detail        = { eventName = [each.value] }
   })
   tags = var.tags
 }
 
 resource "aws_cloudwatch_event_target" "deployment_failed" {
-  rule = aws_cloudwatch_event_rule.deployment_failed.name
+  rule = aws_cloudwatch_event_rule.deployment["failed"].name
   arn  = local.alarm_topic_arn
-}
-
-# SERVICE_DEPLOYMENT_IN_PROGRESS starts a timer; if the same deployment is still IN_PROGRESS when
-# it runs out, the topic hears about it.
-resource "aws_cloudwatch_event_rule" "deployment_started" {
-  name        = "${var.name}-deployment-started"
-  description = "Starts the deployment-duration watch."
-  event_pattern = jsonencode({
-    source        = ["aws.ecs"]
-    "detail-type" = ["ECS Deployment State Change"]
-    resources     = [aws_ecs_service.jobmanager.id, aws_ecs_service.taskmanager.id]
-    detail        = { eventName = ["SERVICE_DEPLOYMENT_IN_PROGRESS"] }
-  })
-  tags = var.tags
 }
 
 resource "aws_sfn_state_machine" "deployment_watch" {
@@ -118,7 +110,7 @@ data "aws_iam_policy_document" "deployment_watch" {
   statement {
     sid       = "DescribeOwnServices"
     actions   = ["ecs:DescribeServices"]
-    resources = [aws_ecs_service.jobmanager.id, aws_ecs_service.taskmanager.id]
+    resources = [for s in aws_ecs_service.flink : s.id]
   }
   statement {
     sid       = "Alarm"
@@ -139,7 +131,7 @@ resource "aws_iam_role_policy" "deployment_watch" {
 }
 
 resource "aws_cloudwatch_event_target" "deployment_started" {
-  rule     = aws_cloudwatch_event_rule.deployment_started.name
+  rule     = aws_cloudwatch_event_rule.deployment["started"].name
   arn      = aws_sfn_state_machine.deployment_watch.arn
   role_arn = aws_iam_role.deployment_watch.arn
 }
@@ -147,7 +139,7 @@ resource "aws_cloudwatch_event_target" "deployment_started" {
 # The committer logs "DIVERGENCE at <key>" when two executions computed different bytes for a part.
 resource "aws_cloudwatch_log_metric_filter" "divergence" {
   name           = "${var.name}-divergence"
-  log_group_name = aws_cloudwatch_log_group.taskmanager.name
+  log_group_name = aws_cloudwatch_log_group.flink["taskmanager"].name
   pattern        = "\"DIVERGENCE at\""
   metric_transformation {
     name          = "Divergences"

@@ -83,103 +83,86 @@ resource "aws_security_group" "flink" {
   tags = var.tags
 }
 
-resource "aws_ecs_task_definition" "jobmanager" {
-  family                   = "${var.name}-jobmanager"
-  requires_compatibilities = ["FARGATE"]
-  network_mode             = "awsvpc"
-  cpu                      = var.jobmanager_cpu
-  memory                   = var.jobmanager_memory
-  execution_role_arn       = aws_iam_role.execution.arn
-  task_role_arn            = aws_iam_role.task.arn
-  container_definitions = jsonencode([{
-    name      = "jobmanager"
-    image     = var.image
-    essential = true
-    command   = ["jobmanager"]
-    environment = concat(local.common_environment, [{
-      name  = "SNAPSHOTS_JOB_ARGS"
-      value = "--source kinesis --stream-arn ${aws_kinesis_stream.events.arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} ${var.job_args}"
-    }])
-    portMappings = [for p in [6123, 6124, 8081] : { containerPort = p, protocol = "tcp" }]
-    # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
-    stopTimeout = var.stop_timeout_seconds
-    healthCheck = {
-      command     = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"]
-      interval    = 15
-      timeout     = 5
-      retries     = 4
-      startPeriod = 60
+locals {
+  log_configuration = { for role, group in {
+    jobmanager  = "jobmanager"
+    taskmanager = "taskmanager"
+    protect     = "taskmanager"
+    } : role => {
+    logDriver = "awslogs"
+    options = {
+      awslogs-group         = aws_cloudwatch_log_group.flink[group].name
+      awslogs-region        = data.aws_region.current.name
+      awslogs-stream-prefix = role
     }
-    logConfiguration = {
-      logDriver = "awslogs"
-      options = {
-        awslogs-group         = aws_cloudwatch_log_group.jobmanager.name
-        awslogs-region        = data.aws_region.current.name
-        awslogs-stream-prefix = "jobmanager"
-      }
-    }
-  }])
-  tags = var.tags
+  } }
+  health_check_timing = { interval = 15, timeout = 5, retries = 4, startPeriod = 60 }
+
+  containers = {
+    jobmanager = [{
+      name      = "jobmanager"
+      image     = var.image
+      essential = true
+      command   = ["jobmanager"]
+      environment = concat(local.common_environment, [{
+        name  = "SNAPSHOTS_JOB_ARGS"
+        value = "--source kinesis --stream-arn ${aws_kinesis_stream.events.arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} ${var.job_args}"
+      }])
+      portMappings = [for p in [6123, 6124, 8081] : { containerPort = p, protocol = "tcp" }]
+      # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
+      stopTimeout      = var.stop_timeout_seconds
+      healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
+      logConfiguration = local.log_configuration.jobmanager
+    }]
+    taskmanager = concat([{
+      name             = "taskmanager"
+      image            = var.image
+      essential        = true
+      command          = ["taskmanager"]
+      environment      = local.common_environment
+      stopTimeout      = var.stop_timeout_seconds
+      healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "bash -c '</dev/tcp/127.0.0.1/6122' || exit 1"] })
+      logConfiguration = local.log_configuration.taskmanager
+      }], var.scale_in_protection ? [{
+      # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the task.
+      name             = "protect"
+      image            = var.image
+      essential        = false
+      command          = ["protect"]
+      environment      = [{ name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" }]
+      stopTimeout      = var.stop_timeout_seconds
+      logConfiguration = local.log_configuration.protect
+    }] : [])
+  }
+
+  tasks = {
+    jobmanager  = { cpu = var.jobmanager_cpu, memory = var.jobmanager_memory, count = 1 }
+    taskmanager = { cpu = var.taskmanager_cpu, memory = var.taskmanager_memory, count = var.taskmanager_count }
+  }
 }
 
-resource "aws_ecs_task_definition" "taskmanager" {
-  family                   = "${var.name}-taskmanager"
+resource "aws_ecs_task_definition" "flink" {
+  for_each                 = local.tasks
+  family                   = "${var.name}-${each.key}"
   requires_compatibilities = ["FARGATE"]
   network_mode             = "awsvpc"
-  cpu                      = var.taskmanager_cpu
-  memory                   = var.taskmanager_memory
+  cpu                      = each.value.cpu
+  memory                   = each.value.memory
   execution_role_arn       = aws_iam_role.execution.arn
   task_role_arn            = aws_iam_role.task.arn
-  container_definitions = jsonencode(concat([{
-    name        = "taskmanager"
-    image       = var.image
-    essential   = true
-    command     = ["taskmanager"]
-    environment = local.common_environment
-    stopTimeout = var.stop_timeout_seconds
-    healthCheck = {
-      command     = ["CMD-SHELL", "bash -c '</dev/tcp/127.0.0.1/6122' || exit 1"]
-      interval    = 15
-      timeout     = 5
-      retries     = 4
-      startPeriod = 60
-    }
-    logConfiguration = {
-      logDriver = "awslogs"
-      options = {
-        awslogs-group         = aws_cloudwatch_log_group.taskmanager.name
-        awslogs-region        = data.aws_region.current.name
-        awslogs-stream-prefix = "taskmanager"
-      }
-    }
-    }], var.scale_in_protection ? [{
-    # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the task.
-    name        = "protect"
-    image       = var.image
-    essential   = false
-    command     = ["protect"]
-    environment = [{ name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" }]
-    stopTimeout = var.stop_timeout_seconds
-    logConfiguration = {
-      logDriver = "awslogs"
-      options = {
-        awslogs-group         = aws_cloudwatch_log_group.taskmanager.name
-        awslogs-region        = data.aws_region.current.name
-        awslogs-stream-prefix = "protect"
-      }
-    }
-  }] : []))
-  tags = var.tags
+  container_definitions    = jsonencode(local.containers[each.key])
+  tags                     = var.tags
 }
 
-resource "aws_ecs_service" "jobmanager" {
-  name            = "${var.name}-jobmanager"
+resource "aws_ecs_service" "flink" {
+  for_each        = local.tasks
+  name            = "${var.name}-${each.key}"
   cluster         = aws_ecs_cluster.this.id
-  task_definition = aws_ecs_task_definition.jobmanager.arn
-  desired_count   = 1
+  task_definition = aws_ecs_task_definition.flink[each.key].arn
+  desired_count   = each.value.count
   launch_type     = "FARGATE"
-  # The new JobManager starts before the old one stops: for a while two instances of the job run.
-  # The sink's conditional writes make that safe; it is what this project exists for.
+  # New tasks start before old ones stop. For the JobManager that means two instances of the job
+  # run for a while: the sink's conditional writes make that safe, which is what it exists for.
   deployment_minimum_healthy_percent = 100
   deployment_maximum_percent         = 200
   deployment_circuit_breaker {
@@ -191,42 +174,20 @@ resource "aws_ecs_service" "jobmanager" {
     security_groups  = [aws_security_group.flink.id]
     assign_public_ip = false
   }
-  service_registries {
-    registry_arn = aws_service_discovery_service.jobmanager.arn
+  # TaskManagers find the JobManager by name through Cloud Map.
+  dynamic "service_registries" {
+    for_each = each.key == "jobmanager" ? [aws_service_discovery_service.jobmanager.arn] : []
+    content {
+      registry_arn = service_registries.value
+    }
   }
   propagate_tags = "SERVICE"
   tags           = var.tags
 }
 
-resource "aws_ecs_service" "taskmanager" {
-  name                               = "${var.name}-taskmanager"
-  cluster                            = aws_ecs_cluster.this.id
-  task_definition                    = aws_ecs_task_definition.taskmanager.arn
-  desired_count                      = var.taskmanager_count
-  launch_type                        = "FARGATE"
-  deployment_minimum_healthy_percent = 100
-  deployment_maximum_percent         = 200
-  deployment_circuit_breaker {
-    enable   = true
-    rollback = true
-  }
-  network_configuration {
-    subnets          = var.subnet_ids
-    security_groups  = [aws_security_group.flink.id]
-    assign_public_ip = false
-  }
-  propagate_tags = "SERVICE"
-  tags           = var.tags
-}
-
-resource "aws_cloudwatch_log_group" "jobmanager" {
-  name              = "/ecs/${var.name}/jobmanager"
-  retention_in_days = var.log_retention_days
-  tags              = var.tags
-}
-
-resource "aws_cloudwatch_log_group" "taskmanager" {
-  name              = "/ecs/${var.name}/taskmanager"
+resource "aws_cloudwatch_log_group" "flink" {
+  for_each          = local.tasks
+  name              = "/ecs/${var.name}/${each.key}"
   retention_in_days = var.log_retention_days
   tags              = var.tags
 }

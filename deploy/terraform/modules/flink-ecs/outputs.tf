@@ -17,11 +17,11 @@ output "stream_arn" {
 }
 
 output "jobmanager_service" {
-  value = aws_ecs_service.jobmanager.name
+  value = aws_ecs_service.flink["jobmanager"].name
 }
 
 output "taskmanager_service" {
-  value = aws_ecs_service.taskmanager.name
+  value = aws_ecs_service.flink["taskmanager"].name
 }
 
 output "jobmanager_rest" {

@@ -347,7 +347,7 @@ final class Chaos {
                 awaitProduced(producer, (long) ((overlapFrom + overlap) * perWindow)); // W windows side by side, however late it started
                 String old = jobs.remove(0);
                 rest.cancel(old);
-                double sideBySide = windowsProduced() - overlapFrom;
+                double sideBySide = Math.round((windowsProduced() - overlapFrom) * 10) / 10.0;
                 say("at window %.1f: old instance %s cancelled (%s) after %.1f windows side by side", windowsProduced(), old,
                         rest.awaitTerminal(old, Duration.ofMinutes(1)), sideBySide);
                 if (sideBySide < overlap - 0.05) {

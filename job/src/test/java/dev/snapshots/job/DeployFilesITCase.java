@@ -58,16 +58,19 @@ class DeployFilesITCase {
 
     @Test
     void servicesDeployWithoutGapsAndRollBack() {
-        for (String service : List.of("jobmanager", "taskmanager")) {
-            JsonNode s = resource("aws_ecs_service", service);
-            assertThat(s.path("deployment_minimum_healthy_percent").asInt()).as(service).isEqualTo(100);
-            assertThat(s.path("deployment_maximum_percent").asInt()).as(service).isEqualTo(200);
-            assertThat(s.path("deployment_circuit_breaker").get(0).path("enable").asBoolean()).as(service).isTrue();
-            assertThat(s.path("deployment_circuit_breaker").get(0).path("rollback").asBoolean()).as(service).isTrue();
-            assertThat(s.path("launch_type").asText()).isEqualTo("FARGATE");
-        }
-        assertThat(resource("aws_ecs_service", "jobmanager").path("service_registries").get(0).path("registry_arn").asText())
-                .as("TaskManagers find the JobManager through Cloud Map").contains("aws_service_discovery_service.jobmanager");
+        assertThat(local("tasks").path("jobmanager").path("count").asInt()).isEqualTo(1);
+        assertThat(local("tasks").path("taskmanager").path("count").asText()).isEqualTo("${var.taskmanager_count}");
+        JsonNode s = resource("aws_ecs_service", "flink");
+        assertThat(s.path("for_each").asText()).as("one service per task kind").isEqualTo("${local.tasks}");
+        assertThat(s.path("deployment_minimum_healthy_percent").asInt()).isEqualTo(100);
+        assertThat(s.path("deployment_maximum_percent").asInt()).isEqualTo(200);
+        assertThat(s.path("deployment_circuit_breaker").get(0).path("enable").asBoolean()).isTrue();
+        assertThat(s.path("deployment_circuit_breaker").get(0).path("rollback").asBoolean()).isTrue();
+        assertThat(s.path("launch_type").asText()).isEqualTo("FARGATE");
+        assertThat(s.path("dynamic").path("service_registries").get(0).path("for_each").asText())
+                .as("TaskManagers find the JobManager through Cloud Map").contains("aws_service_discovery_service.jobmanager.arn");
+        assertThat(resource("aws_ecs_task_definition", "flink").path("container_definitions").asText())
+                .isEqualTo("${jsonencode(local.containers[each.key])}");
     }
 
     @Test
@@ -75,12 +78,13 @@ class DeployFilesITCase {
         JsonNode timeout = variable("stop_timeout_seconds");
         assertThat(timeout.path("default").asInt()).isEqualTo(120);
         assertThat(timeout.path("validation").get(0).path("condition").asText()).contains("<= 120");
-        for (String task : List.of("jobmanager", "taskmanager")) {
-            String containers = resource("aws_ecs_task_definition", task).path("container_definitions").asText();
-            assertThat(containers).as(task).contains("stopTimeout = var.stop_timeout_seconds", "healthCheck = {");
-        }
-        assertThat(resource("aws_ecs_task_definition", "taskmanager").path("container_definitions").asText())
-                .as("the scale-in protection sidecar").contains("command     = [\"protect\"]", "essential   = false");
+        JsonNode jobmanager = local("containers").path("jobmanager").get(0);
+        assertThat(jobmanager.path("stopTimeout").asText()).isEqualTo("${var.stop_timeout_seconds}");
+        assertThat(jobmanager.path("healthCheck").asText()).contains("curl -sf http://localhost:8081/overview");
+        String taskmanager = local("containers").path("taskmanager").asText();
+        assertThat(taskmanager).contains("stopTimeout      = var.stop_timeout_seconds", "healthCheck      = merge(");
+        assertThat(taskmanager).as("the scale-in protection sidecar").contains("command          = [\"protect\"]",
+                "essential        = false");
     }
 
     @Test
@@ -136,10 +140,12 @@ class DeployFilesITCase {
 
     @Test
     void alarmsCoverFailedAndHangingDeploymentsAndDivergence() {
-        assertThat(resource("aws_cloudwatch_event_rule", "deployment_failed").path("event_pattern").asText())
-                .contains("SERVICE_DEPLOYMENT_FAILED");
-        assertThat(resource("aws_cloudwatch_event_rule", "deployment_started").path("event_pattern").asText())
-                .contains("SERVICE_DEPLOYMENT_IN_PROGRESS");
+        JsonNode rules = resource("aws_cloudwatch_event_rule", "deployment").path("for_each");
+        assertThat(rules.path("failed").asText()).isEqualTo("SERVICE_DEPLOYMENT_FAILED");
+        assertThat(rules.path("started").asText()).isEqualTo("SERVICE_DEPLOYMENT_IN_PROGRESS");
+        assertThat(resource("aws_cloudwatch_event_target", "deployment_failed").path("arn").asText()).contains("alarm_topic_arn");
+        assertThat(resource("aws_cloudwatch_event_target", "deployment_started").path("arn").asText())
+                .contains("aws_sfn_state_machine.deployment_watch");
         assertThat(resource("aws_sfn_state_machine", "deployment_watch").path("definition").asText())
                 .contains("var.deployment_alarm_minutes * 60", "IN_PROGRESS", "sns:publish");
         assertThat(resource("aws_cloudwatch_log_metric_filter", "divergence").path("pattern").asText()).contains("DIVERGENCE at");
@@ -174,6 +180,17 @@ class DeployFilesITCase {
         JsonNode r = resources(type).path(name);
         assertThat(r.isArray()).as("resource %s.%s exists", type, name).isTrue();
         return r.get(0);
+    }
+
+    private static JsonNode local(String name) {
+        for (JsonNode file : terraform) {
+            for (JsonNode block : file.path("locals")) {
+                if (block.has(name)) {
+                    return block.path(name);
+                }
+            }
+        }
+        throw new AssertionError("no local " + name);
     }
 
     private static JsonNode policy(String name) {
