@@ -18,6 +18,8 @@ public final class Cli {
             "                                           kill, overlap, update and fault the job on that cluster; verify the output",
             "  submit | upgrade | replay | promote      run and operate the job on a Flink cluster (local or ECS)",
             "  protect --rest URL                       ECS task scale-in protection for a TaskManager (a sidecar)",
+            "  bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
+            "                                           what exactly-once costs: ours vs FileSink vs a discarding sink",
             "",
             "Every command takes --help.");
 
@@ -80,6 +82,12 @@ public final class Cli {
                         return 0;
                     }
                     return Operations.run(args[0], rest, out);
+                case "bench":
+                    if (help) {
+                        out.println(Bench.USAGE);
+                        return 0;
+                    }
+                    return Bench.run(rest, out);
                 case "protect":
                     if (help) {
                         out.println(ScaleInProtection.USAGE);

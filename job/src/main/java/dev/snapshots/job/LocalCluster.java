@@ -97,29 +97,8 @@ final class LocalCluster {
             throw new IllegalArgumentException("a cluster is already up (" + dir + "/pids); run 'snapshots cluster down' first");
         }
         Directories.deleteRecursively(dir); // every cluster starts empty: no stale buckets, checkpoints or logs
-        Files.createDirectories(dir.resolve("logs"));
-        Files.createDirectories(dir.resolve("pids"));
-        Files.createDirectories(dir.resolve("conf"));
-        Files.createDirectories(dir.resolve("s3"));
-        int s3Port = freePort();
         int restPort = freePort();
-        String s3 = "http://127.0.0.1:" + s3Port;
-
-        out.println("starting S3Proxy on " + s3 + " ...");
-        Files.write(dir.resolve("conf/s3proxy.properties"), List.of(
-                "s3proxy.endpoint=" + s3,
-                "s3proxy.authorization=none",
-                "jclouds.provider=filesystem-nio2",
-                "jclouds.filesystem.basedir=" + dir.resolve("s3")));
-        start("s3proxy", List.of(java(), "-Xmx256m", "-jar", dist.resolve("lib/s3proxy.jar").toString(),
-                "--properties", dir.resolve("conf/s3proxy.properties").toString()));
-        await("S3Proxy", s3 + "/", Duration.ofSeconds(60));
-        HttpResponse<String> bucket = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
-                HttpRequest.newBuilder(URI.create(s3 + "/" + BUCKET)).PUT(HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (bucket.statusCode() != 200) {
-            throw new IOException("creating bucket " + BUCKET + " failed: " + bucket.statusCode() + " " + bucket.body());
-        }
+        String s3 = startS3Proxy(out);
         out.println("starting kinesalite and its shim ...");
         Kinesalite kinesis = Kinesalite.start(root, dir.resolve("logs"));
         kinesis.client().close(); // the processes stay: 'down' stops them by PID
@@ -164,6 +143,30 @@ final class LocalCluster {
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
         out.printf("cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
                 taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
+    }
+
+    /** Starts S3Proxy (filesystem backend under this cluster's directory) with bucket {@value #BUCKET}; returns its endpoint. */
+    String startS3Proxy(PrintStream out) throws Exception {
+        for (String sub : List.of("conf", "logs", "pids", "s3")) {
+            Files.createDirectories(dir.resolve(sub));
+        }
+        String s3 = "http://127.0.0.1:" + freePort();
+        out.println("starting S3Proxy on " + s3 + " ...");
+        Files.write(dir.resolve("conf/s3proxy.properties"), List.of(
+                "s3proxy.endpoint=" + s3,
+                "s3proxy.authorization=none",
+                "jclouds.provider=filesystem-nio2",
+                "jclouds.filesystem.basedir=" + dir.resolve("s3")));
+        start("s3proxy", List.of(java(), "-Xmx256m", "-jar", dist.resolve("lib/s3proxy.jar").toString(),
+                "--properties", dir.resolve("conf/s3proxy.properties").toString()));
+        await("S3Proxy", s3 + "/", Duration.ofSeconds(60));
+        HttpResponse<String> bucket = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+                HttpRequest.newBuilder(URI.create(s3 + "/" + BUCKET)).PUT(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (bucket.statusCode() != 200) {
+            throw new IOException("creating bucket " + BUCKET + " failed: " + bucket.statusCode() + " " + bucket.body());
+        }
+        return s3;
     }
 
     /** Starts the JobManager and waits for its REST API; the same command after a kill is a restart. */

@@ -43,7 +43,24 @@ public final class SnapshotPipeline {
 
     private SnapshotPipeline() {}
 
+    /** The window aggregates and the rejected records, before any sink: what the benchmark sinks three ways. */
+    record Streams(SingleOutputStreamOperator<WindowAggregate> aggregates, DataStream<DeadLetter> rejected) {}
+
     public static void build(StreamExecutionEnvironment env, JobConfig config, DataStream<RawRecord> raw) {
+        Streams streams = streams(config, raw);
+        Duration window = config.windowLength();
+        SnapshotParts.assemble(streams.aggregates(), new WindowAggregate.Format(), TypeInformation.of(WindowAggregate.class),
+                        window, config.buckets(), MAX_PARALLELISM, "snapshot-parts")
+                .sinkTo(sink(config, new WindowAggregate.Format(), config.buckets()).build())
+                .name("snapshots").uid("snapshots");
+        // Dead letters are few: one bucket, one JSON-lines object per window of arrival time.
+        SnapshotParts.assemble(streams.rejected(), new DeadLetter.Format(), TypeInformation.of(DeadLetter.class), window, 1,
+                        MAX_PARALLELISM, "dead-letter-parts")
+                .sinkTo(sink(config, new DeadLetter.Format(), 1).deadLetters().build())
+                .name("dead-letters").uid("dead-letters");
+    }
+
+    static Streams streams(JobConfig config, DataStream<RawRecord> raw) {
         long outOfOrderness = config.duration("out-of-orderness").toMillis();
         Duration idleness = config.duration("idleness");
         Duration window = config.windowLength();
@@ -69,24 +86,15 @@ public final class SnapshotPipeline {
                 .name("aggregate").uid("aggregate");
         aggregates.getSideOutput(LATE_AFTER_IDLENESS).process(new CountLateAfterIdleness())
                 .name("late-after-idleness").uid("late-after-idleness");
-        SnapshotParts.assemble(aggregates, new WindowAggregate.Format(), TypeInformation.of(WindowAggregate.class),
-                        window, config.buckets(), MAX_PARALLELISM, "snapshot-parts")
-                .sinkTo(sink(config, new WindowAggregate.Format(), config.buckets()).build())
-                .name("snapshots").uid("snapshots");
-
         DataStream<DeadLetter> rejected = ingested.getSideOutput(Ingest.DEAD_LETTERS)
                 .assignTimestampsAndWatermarks(WatermarkStrategy.<DeadLetter>forBoundedOutOfOrderness(Duration.ofMillis(outOfOrderness))
                         .withTimestampAssigner((d, t) -> d.arrivalMillis)
                         .withIdleness(idleness))
                 .name("arrival-time").uid("arrival-time").setParallelism(sourceParallelism);
-        // Dead letters are few: one bucket, one JSON-lines object per window of arrival time.
-        SnapshotParts.assemble(rejected, new DeadLetter.Format(), TypeInformation.of(DeadLetter.class), window, 1,
-                        MAX_PARALLELISM, "dead-letter-parts")
-                .sinkTo(sink(config, new DeadLetter.Format(), 1).deadLetters().build())
-                .name("dead-letters").uid("dead-letters");
+        return new Streams(aggregates, rejected);
     }
 
-    private static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, dev.snapshots.format.RowFormat<T> format, int buckets) {
+    static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, dev.snapshots.format.RowFormat<T> format, int buckets) {
         return CanonicalSnapshotSink.<T>builder()
                 .pipeline(config.pipeline())
                 .jobVersion(config.jobVersion())

@@ -30,6 +30,12 @@ class CliTest {
         "chaos --s3-faults lots | --s3-faults must be a fraction between 0 and 0.5, got 'lots'",
         "chaos --kills -1 | --kills must be a whole number >= 0",
         "chaos --colour blue | unknown or incomplete flag '--colour'",
+        "bench --store ftp | --store must be file or s3, got 'ftp'",
+        "bench --events lots | --events must be a positive whole number, got 'lots'",
+        "upgrade --rest http://127.0.0.1:1 --jar job.jar --store file:///tmp/x | --roll is required for upgrade",
+        "replay --rest http://127.0.0.1:1 --jar job.jar --store file:///tmp/x | --from-savepoint is required for replay",
+        "promote file:///tmp/x | --job-version N is required",
+        "protect --rest http://127.0.0.1:1 --expires-minutes 0 --agent-uri http://127.0.0.1:2 | --expires-minutes must be 1..2880",
         "frobnicate | unknown command 'frobnicate'",
     })
     void badCommandLinesGetAClearMessageAndExitCodeTwo(String args, String message) {
@@ -48,7 +54,7 @@ class CliTest {
 
     @Test
     void everyCommandHasHelp() {
-        for (String command : new String[] {"demo", "run", "inspect", "audit", "cluster", "chaos"}) {
+        for (String command : new String[] {"demo", "run", "inspect", "audit", "cluster", "chaos", "bench", "protect", "submit"}) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertThat(Cli.run(new String[] {command, "--help"}, print(out), print(new ByteArrayOutputStream()))).isZero();
             assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: snapshots " + command);

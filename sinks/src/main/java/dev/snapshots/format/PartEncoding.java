@@ -76,8 +76,11 @@ public final class PartEncoding {
         return rows;
     }
 
-    /** Parquet bytes of {@code rows}, in the order given. */
-    public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {
+    /**
+     * The Parquet writers parts are encoded with (Snappy, no Hadoop defaults). Public so that a
+     * comparison, such as the benchmark's FileSink, writes exactly the same format.
+     */
+    public static ParquetWriterFactory<GenericRecord> parquetWriters(Schema schema) {
         String schemaJson = schema.toString();
         ParquetBuilder<GenericRecord> builder = out -> AvroParquetWriter.<GenericRecord>builder(out)
                 .withSchema(new Schema.Parser().parse(schemaJson))
@@ -85,8 +88,13 @@ public final class PartEncoding {
                 .withCompressionCodec(CompressionCodecName.SNAPPY)
                 .withConf(hadoopConf())
                 .build();
+        return new ParquetWriterFactory<>(builder);
+    }
+
+    /** Parquet bytes of {@code rows}, in the order given. */
+    public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {
         BytesOutput out = new BytesOutput();
-        BulkWriter<GenericRecord> writer = new ParquetWriterFactory<>(builder).create(out);
+        BulkWriter<GenericRecord> writer = parquetWriters(schema).create(out);
         for (GenericRecord row : rows) {
             writer.addElement(row);
         }

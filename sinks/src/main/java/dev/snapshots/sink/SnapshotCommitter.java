@@ -16,6 +16,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
@@ -64,6 +66,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private final Counter divergent;
     private final Counter retries;
     private final Counter conflicts;
+    /** How long each commit call takes: the latency from a completed checkpoint to its parts being visible. */
+    private final Histogram commitMillis;
 
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
@@ -78,10 +82,17 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         this.divergent = metrics.counter("partsDivergent");
         this.retries = metrics.counter("storeRetries");
         this.conflicts = metrics.counter("storeConflicts");
+        this.commitMillis = metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
     }
 
     @Override
     public void commit(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        commitAll(requests);
+        commitMillis.update((System.nanoTime() - started) / 1_000_000);
+    }
+
+    private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
         Map<Integer, SnapshotCommittable> marks = new TreeMap<>();
         long lastWindowEnd = Long.MIN_VALUE;
         for (CommitRequest<SnapshotCommittable> request : requests) {

@@ -1,0 +1,237 @@
+package dev.snapshots.job;
+
+import dev.snapshots.format.PartEncoding;
+import dev.snapshots.format.RowFormat;
+import dev.snapshots.sink.SnapshotParts;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.LongStream;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.BulkWriter;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.connector.file.sink.FileSink;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.plugin.PluginUtils;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.filesystem.BucketAssigner;
+import org.apache.flink.streaming.api.functions.sink.filesystem.bucketassigners.SimpleVersionedStringSerializer;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+
+/**
+ * One benchmark run, in a JVM of its own so its peak RSS and GC are its own: the job's pipeline
+ * (generator, parse, watermarks, five-minute windows, per-key aggregates) ending in one of three
+ * sinks. Writes one JSON document of what it measured.
+ *
+ * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE</pre>
+ */
+public final class BenchRun {
+    /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
+    enum Sink { DISCARDING, FILESINK, OURS }
+
+    static final int PARALLELISM = 2;
+    static final int WINDOWS_MINIMUM = 4;
+
+    private BenchRun() {}
+
+    public static void main(String[] args) throws Exception {
+        Sink sink = Sink.valueOf(args[0]);
+        long events = Long.parseLong(args[1]);
+        int keys = Integer.parseInt(args[2]);
+        int buckets = Integer.parseInt(args[3]);
+        String storeUri = args[4];
+        String endpoint = args[5];
+        Path result = Path.of(args[6]);
+
+        // Enough events per window that nearly every key appears in each: twice the keys.
+        long perWindow = Math.max(2L * keys, events / 40);
+        long windows = Math.max(WINDOWS_MINIMUM, events / perWindow);
+        List<String> flags = new ArrayList<>(List.of("--store", sink == Sink.OURS ? storeUri : "file:///unused",
+                "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
+                "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", "2s",
+                "--parallelism", Integer.toString(PARALLELISM)));
+        if (!endpoint.isEmpty()) {
+            flags.addAll(List.of("--endpoint", endpoint));
+        }
+        JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
+        long total = Sources.generatorCount(config) / 2 * 2; // even: the two generator splits are exact halves
+
+        Configuration conf = new Configuration();
+        conf.setString("metrics.reporter.bench.factory.class", BenchReporter.Factory.class.getName());
+        if (!endpoint.isEmpty()) { // FileSink's s3a:// (the Hadoop S3 plugin) against the same S3Proxy
+            conf.setString("s3.endpoint", endpoint);
+            conf.setString("s3.path.style.access", "true");
+            conf.setString("s3.access-key", "local");
+            conf.setString("s3.secret-key", "local");
+        }
+        FileSystem.initialize(conf, PluginUtils.createPluginManagerFromRootFolder(conf)); // s3a:// for FileSink on S3
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(PARALLELISM);
+        env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
+        env.enableCheckpointing(config.duration("checkpoint-interval").toMillis());
+
+        DataStream<RawRecord> raw = env.fromSource(new DataGeneratorSource<>(new Interleaved(Sources.generatorFunction(config), total),
+                total, RateLimiterStrategy.noOp(), TypeInformation.of(RawRecord.class)), WatermarkStrategy.noWatermarks(), "generator");
+        SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, raw);
+        streams.rejected().sinkTo(new DiscardingSink<>());
+        WindowAggregate.Format format = new WindowAggregate.Format();
+        switch (sink) {
+            case DISCARDING:
+                streams.aggregates().sinkTo(new DiscardingSink<>()).name("discarding");
+                break;
+            case FILESINK:
+                streams.aggregates().sinkTo(FileSink.forBulkFormat(new org.apache.flink.core.fs.Path(storeUri), parquet(format))
+                        .withBucketAssigner(new ByWindow()).build()).name("filesink");
+                break;
+            default:
+                SnapshotParts.assemble(streams.aggregates(), format, TypeInformation.of(WindowAggregate.class), config.windowLength(),
+                                buckets, SnapshotPipeline.MAX_PARALLELISM, "snapshot-parts")
+                        .sinkTo(SnapshotPipeline.sink(config, format, buckets).build()).name("snapshots");
+        }
+
+        MemorySampler memory = new MemorySampler();
+        memory.start();
+        JobClient job = env.executeAsync("bench " + sink);
+        while (job.getJobStatus().get() != JobStatus.RUNNING && !job.getJobStatus().get().isTerminalState()) {
+            Thread.sleep(20);
+        }
+        long started = System.nanoTime();
+        job.getJobExecutionResult().get();
+        double seconds = (System.nanoTime() - started) / 1e9;
+        memory.interrupt();
+
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("sink", sink.name().toLowerCase());
+        out.put("events", total);
+        out.put("windows", windows);
+        out.put("keys", keys);
+        out.put("buckets", buckets);
+        out.put("seconds", seconds);
+        out.put("eventsPerSecond", total / seconds);
+        out.put("commitMillis", BenchReporter.COMMITS.values().stream().flatMapToLong(LongStream::of).sorted().toArray());
+        out.put("assembledPerSubtask", BenchReporter.ASSEMBLED);
+        out.put("peakRssBytes", peakRss());
+        out.put("oldGenAfterGcBytes", memory.samples());
+        Files.writeString(result, new ObjectMapper().writeValueAsString(out));
+        System.exit(0); // the MiniCluster's threads would keep the JVM
+    }
+
+    /** Record i of the stream, such that the two generator splits (the two halves of the index range) advance event time together. */
+    static final class Interleaved implements GeneratorFunction<Long, RawRecord> {
+        private final TelemetryGenerator generator;
+        private final long half;
+
+        Interleaved(TelemetryGenerator generator, long total) {
+            this.generator = generator;
+            this.half = total / 2;
+        }
+
+        @Override
+        public RawRecord map(Long i) {
+            return generator.map(i < half ? 2 * i : 2 * (i - half) + 1);
+        }
+    }
+
+    /** FileSink's Parquet writer: the same Avro records and Parquet settings as our parts. */
+    static BulkWriter.Factory<WindowAggregate> parquet(RowFormat<WindowAggregate> format) {
+        BulkWriter.Factory<GenericRecord> records = PartEncoding.parquetWriters(format.schema());
+        return out -> {
+            BulkWriter<GenericRecord> writer = records.create(out);
+            return new BulkWriter<>() {
+                @Override
+                public void addElement(WindowAggregate row) throws IOException {
+                    writer.addElement(format.toRecord(row));
+                }
+
+                @Override
+                public void flush() throws IOException {
+                    writer.flush();
+                }
+
+                @Override
+                public void finish() throws IOException {
+                    writer.finish();
+                }
+            };
+        };
+    }
+
+    /** FileSink buckets: one directory per window, as our keys have. */
+    static final class ByWindow implements BucketAssigner<WindowAggregate, String> {
+        @Override
+        public String getBucketId(WindowAggregate row, Context context) {
+            return "window=" + row.windowStart;
+        }
+
+        @Override
+        public SimpleVersionedSerializer<String> getSerializer() {
+            return SimpleVersionedStringSerializer.INSTANCE;
+        }
+    }
+
+    /** The old generation's occupancy after each GC, sampled every half second: flat means no state left behind. */
+    static final class MemorySampler extends Thread {
+        private final List<Long> samples = new ArrayList<>();
+
+        MemorySampler() {
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (true) {
+                    Thread.sleep(500);
+                    long used = 0;
+                    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                        if (pool.getType() == MemoryType.HEAP && pool.getName().contains("Old") && pool.getCollectionUsage() != null) {
+                            used += pool.getCollectionUsage().getUsed();
+                        }
+                    }
+                    synchronized (samples) {
+                        samples.add(used);
+                    }
+                }
+            } catch (InterruptedException e) {
+                // the run is over
+            }
+        }
+
+        List<Long> samples() {
+            synchronized (samples) {
+                return List.copyOf(samples);
+            }
+        }
+    }
+
+    /** Peak resident set size of this JVM (VmHWM), or -1 where /proc is not there. */
+    static long peakRss() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                }
+            }
+        } catch (IOException e) {
+            // not Linux
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,57 @@
+package dev.snapshots.job;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * Where a benchmark run's CPU went, from its JFR recording: the share of execution samples per
+ * top frame (the method on CPU), and per innermost frame of our own code on the stack (what of
+ * ours, including what it calls, costs the most).
+ */
+final class Profile {
+    private static final int TOP = 12;
+
+    private Profile() {}
+
+    static Map<String, Object> of(Path jfr) throws IOException {
+        Map<String, Integer> top = new TreeMap<>();
+        Map<String, Integer> ours = new TreeMap<>();
+        int samples = 0;
+        for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
+            if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) {
+                continue;
+            }
+            List<RecordedFrame> frames = e.getStackTrace().getFrames();
+            if (frames.isEmpty()) {
+                continue;
+            }
+            samples++;
+            top.merge(name(frames.get(0)), 1, Integer::sum);
+            frames.stream().filter(f -> f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
+                    .ifPresent(f -> ours.merge(name(f), 1, Integer::sum));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("samples", samples);
+        out.put("topFramesPercent", shares(top, samples));
+        out.put("ourInnermostFramesPercent", shares(ours, samples));
+        return out;
+    }
+
+    private static String name(RecordedFrame f) {
+        return f.getMethod().getType().getName() + "." + f.getMethod().getName();
+    }
+
+    private static Map<String, Double> shares(Map<String, Integer> counts, int samples) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        counts.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(TOP)
+                .forEach(e -> out.put(e.getKey(), Math.round(1000.0 * e.getValue() / Math.max(1, samples)) / 10.0));
+        return out;
+    }
+}
