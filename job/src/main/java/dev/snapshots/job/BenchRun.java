@@ -73,7 +73,7 @@ public final class BenchRun {
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
         long total = Sources.generatorCount(config) / 2 * 2; // even: the two generator splits are exact halves
 
-        Configuration conf = new Configuration();
+        Configuration conf = SnapshotJob.embeddedConfiguration();
         conf.setString("metrics.reporter.bench.factory.class", BenchReporter.Factory.class.getName());
         if (!endpoint.isEmpty()) { // FileSink's s3a:// (the Hadoop S3 plugin) against the same S3Proxy
             conf.setString("s3.endpoint", endpoint);
@@ -133,7 +133,12 @@ public final class BenchRun {
         System.exit(0); // the MiniCluster's threads would keep the JVM
     }
 
-    /** Record i of the stream, such that the two generator splits (the two halves of the index range) advance event time together. */
+    /**
+     * The generator's two splits are the two halves of the index range; this maps them onto the
+     * stream so that both advance through event time together and each gets as many even as odd
+     * records (the generator writes timestamps differently for the two), so neither split races
+     * ahead and holds windows open in the other's wake.
+     */
     static final class Interleaved implements GeneratorFunction<Long, RawRecord> {
         private final TelemetryGenerator generator;
         private final long half;
@@ -145,7 +150,9 @@ public final class BenchRun {
 
         @Override
         public RawRecord map(Long i) {
-            return generator.map(i < half ? 2 * i : 2 * (i - half) + 1);
+            long split = i < half ? 0 : 1;
+            long j = i - split * half;
+            return generator.map(2 * j + (j % 2 == 0 ? split : 1 - split));
         }
     }
 

@@ -49,6 +49,18 @@ public final class SnapshotJob {
 
     /** Embedded Flink when run from the launcher; the surrounding cluster when there is one (tests). */
     static StreamExecutionEnvironment embedded() {
-        return StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
+        return StreamExecutionEnvironment.getExecutionEnvironment(embeddedConfiguration());
+    }
+
+    /**
+     * Checkpoints of an embedded run go to files under the temp directory: the default, the
+     * JobManager's memory, refuses any operator state over 5 MB, and a window of many keys is more.
+     */
+    static Configuration embeddedConfiguration() {
+        Configuration conf = new Configuration();
+        conf.setString("state.checkpoint-storage", "filesystem");
+        conf.setString("state.checkpoints.dir", java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "snapshots-checkpoints",
+                java.util.UUID.randomUUID().toString()).toUri().toString());
+        return conf;
     }
 }
