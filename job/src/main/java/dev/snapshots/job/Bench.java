@@ -366,9 +366,12 @@ final class Bench {
                 t.append(String.format("%n%s, CPU samples (%d) on:%n", sink, p.path("samples").asInt()));
                 p.path("topFramesPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
                         e.getValue().asDouble(), e.getKey())));
-                t.append("  with, innermost on the stack, our code:\n");
-                p.path("ourInnermostFramesPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
-                        e.getValue().asDouble(), e.getKey())));
+                for (String[] part : new String[][] {{"ourInnermostFramesPercent", "our code (job and library)"},
+                        {"libraryInnermostFramesPercent", "the sink library"}}) {
+                    t.append("  with, innermost on the stack, ").append(part[1]).append(":\n");
+                    p.path(part[0]).fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
+                            e.getValue().asDouble(), e.getKey())));
+                }
             }
         });
         List<Map<String, Object>> scaling = (List<Map<String, Object>>) results.get("scaling");

@@ -67,7 +67,7 @@ public final class BenchRun {
                 "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
                 "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", "2s",
                 "--parallelism", Integer.toString(PARALLELISM)));
-        if (!endpoint.isEmpty()) {
+        if (sink == Sink.OURS && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));
         }
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));

@@ -2,6 +2,9 @@ package dev.snapshots.job;
 
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /** {@code ./snapshots COMMAND [flags]}: the launcher's Java side. */
 public final class Cli {
@@ -29,81 +32,46 @@ public final class Cli {
         System.exit(run(args, System.out, System.err));
     }
 
+    /** What a command does with its flags; returns the exit status. */
+    private interface Action {
+        int run(String[] args, PrintStream out) throws Exception;
+    }
+
+    private record Command(String usage, Action action) {}
+
+    private static final Map<String, Command> COMMANDS = new LinkedHashMap<>();
+
+    static {
+        COMMANDS.put("demo", new Command(Demo.USAGE + "\njob flags:\n" + JobConfig.usage(), Demo::run));
+        COMMANDS.put("run", new Command("usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage(), Cli::runEmbedded));
+        COMMANDS.put("inspect", new Command(Inspect.USAGE, Inspect::run));
+        COMMANDS.put("audit", new Command(Audit.USAGE, Audit::run));
+        COMMANDS.put("cluster", new Command(LocalCluster.USAGE, LocalCluster::run));
+        COMMANDS.put("chaos", new Command(Chaos.USAGE, Chaos::run));
+        for (String op : List.of("submit", "upgrade", "replay", "promote")) {
+            COMMANDS.put(op, new Command(Operations.USAGE, (args, out) -> Operations.run(op, args, out)));
+        }
+        COMMANDS.put("protect", new Command(ScaleInProtection.USAGE, ScaleInProtection::run));
+        COMMANDS.put("bench", new Command(Bench.USAGE, Bench::run));
+    }
+
     static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
             out.println(USAGE);
             return args.length == 0 ? 2 : 0;
         }
+        Command command = COMMANDS.get(args[0]);
+        if (command == null) {
+            err.println("error: unknown command '" + args[0] + "'\n\n" + USAGE);
+            return 2;
+        }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
-        boolean help = Arrays.asList(rest).contains("--help") || Arrays.asList(rest).contains("-h");
+        if (Arrays.asList(rest).contains("--help") || Arrays.asList(rest).contains("-h")) {
+            out.println(command.usage());
+            return 0;
+        }
         try {
-            switch (args[0]) {
-                case "demo":
-                    if (help) {
-                        out.println(Demo.USAGE + "\njob flags:\n" + JobConfig.usage());
-                        return 0;
-                    }
-                    return Demo.run(rest, out);
-                case "run":
-                    if (help) {
-                        out.println("usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage());
-                        return 0;
-                    }
-                    JobConfig config = JobConfig.parse(rest);
-                    out.printf("running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n", config.pipeline(),
-                            config.jobVersion(), config.source(), config.store(), "the store's _progress.json");
-                    SnapshotJob.start(SnapshotJob.embedded(), config)
-                            .getJobExecutionResult().get();
-                    return 0;
-                case "audit":
-                    if (help) {
-                        out.println(Audit.USAGE);
-                        return 0;
-                    }
-                    return Audit.run(rest, out);
-                case "cluster":
-                    if (help) {
-                        out.println(LocalCluster.USAGE);
-                        return 0;
-                    }
-                    return LocalCluster.run(rest, out);
-                case "chaos":
-                    if (help) {
-                        out.println(Chaos.USAGE);
-                        return 0;
-                    }
-                    return Chaos.run(rest, out);
-                case "submit":
-                case "upgrade":
-                case "replay":
-                case "promote":
-                    if (help) {
-                        out.println(Operations.USAGE);
-                        return 0;
-                    }
-                    return Operations.run(args[0], rest, out);
-                case "bench":
-                    if (help) {
-                        out.println(Bench.USAGE);
-                        return 0;
-                    }
-                    return Bench.run(rest, out);
-                case "protect":
-                    if (help) {
-                        out.println(ScaleInProtection.USAGE);
-                        return 0;
-                    }
-                    return ScaleInProtection.run(rest, out);
-                case "inspect":
-                    if (help) {
-                        out.println(Inspect.USAGE);
-                        return 0;
-                    }
-                    return Inspect.run(rest, out);
-                default:
-                    err.println("error: unknown command '" + args[0] + "'\n\n" + USAGE);
-                    return 2;
-            }
+            return command.action().run(rest, out);
         } catch (IllegalArgumentException e) {
             err.println("error: " + e.getMessage());
             err.println("(snapshots " + args[0] + " --help lists the flags)");
@@ -112,5 +80,13 @@ public final class Cli {
             err.println("error: " + e);
             return 1;
         }
+    }
+
+    private static int runEmbedded(String[] args, PrintStream out) throws Exception {
+        JobConfig config = JobConfig.parse(args);
+        out.printf("running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n", config.pipeline(),
+                config.jobVersion(), config.source(), config.store(), "the store's _progress.json");
+        SnapshotJob.start(SnapshotJob.embedded(), config).getJobExecutionResult().get();
+        return 0;
     }
 }

@@ -12,8 +12,8 @@ import jdk.jfr.consumer.RecordingFile;
 
 /**
  * Where a benchmark run's CPU went, from its JFR recording: the share of execution samples per
- * top frame (the method on CPU), and per innermost frame of our own code on the stack (what of
- * ours, including what it calls, costs the most).
+ * top frame (the method on CPU), per innermost frame of our own code on the stack (what of ours,
+ * including what it calls, costs the most), and the same for the sink library alone.
  */
 final class Profile {
     private static final int TOP = 12;
@@ -23,6 +23,7 @@ final class Profile {
     static Map<String, Object> of(Path jfr) throws IOException {
         Map<String, Integer> top = new TreeMap<>();
         Map<String, Integer> ours = new TreeMap<>();
+        Map<String, Integer> sink = new TreeMap<>();
         int samples = 0;
         for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
             if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) {
@@ -36,11 +37,15 @@ final class Profile {
             top.merge(name(frames.get(0)), 1, Integer::sum);
             frames.stream().filter(f -> f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
                     .ifPresent(f -> ours.merge(name(f), 1, Integer::sum));
+            frames.stream().filter(f -> !f.getMethod().getType().getName().startsWith("dev.snapshots.job.")
+                    && f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
+                    .ifPresent(f -> sink.merge(name(f), 1, Integer::sum));
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("samples", samples);
         out.put("topFramesPercent", shares(top, samples));
         out.put("ourInnermostFramesPercent", shares(ours, samples));
+        out.put("libraryInnermostFramesPercent", shares(sink, samples));
         return out;
     }
 

@@ -8,7 +8,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
  * Seeded synthetic network telemetry, a pure function of the record index: the same seed gives the
  * same stream on every run, which is what lets tests and the demo compare against a reference.
  *
- * <p>Record i arrives at {@code start + out-of-orderness + i * (window / eventsPerWindow)}. Good events carry an event
+ * <p>Record i arrives at {@code start + out-of-orderness + i * window / eventsPerWindow}. Good events carry an event
  * time up to a third of the out-of-orderness before that (out of order, never late). Every
  * {@code badEvery}-th record is malformed, cycling through every {@link Bad} kind; every
  * {@code lateEvery}-th is a valid event three windows old, which arrives after its window closed.
@@ -68,9 +68,13 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
         this.maxRecordBytes = maxRecordBytes;
     }
 
-    /** Starts one out-of-orderness after the first window opens, so no event falls before it. */
+    /**
+     * Starts one out-of-orderness after the first window opens, so no event falls before it.
+     * Multiplies before dividing: a window holds exactly {@code eventsPerWindow} records even when
+     * that does not divide its length in milliseconds (several records then share a millisecond).
+     */
     public long arrival(long i) {
-        return startMillis + outOfOrdernessMillis + i * (windowMillis / eventsPerWindow);
+        return startMillis + outOfOrdernessMillis + i * windowMillis / eventsPerWindow;
     }
 
     public Truth truth(long i) {
@@ -80,7 +84,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
             Bad[] kinds = Bad.values();
             return new Truth(i, null, false, kinds[(int) ((i / badEvery) % kinds.length)]);
         }
-        String device = String.format("dev-%05d", Math.floorMod(h, keys));
+        String device = "dev-" + zeroPadded(Math.floorMod(h, keys), 5);
         long valueMicros = Math.floorMod(h >>> 8, 100_000_000L) - 20_000_000L; // -20.000000 .. 79.999999
         valueMicros -= valueMicros % 1000; // three decimals, as a sensor would report
         long bytes = Math.floorMod(h >>> 24, 1_500_000L);
@@ -100,14 +104,20 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
     }
 
     static String origin(long i) {
-        return String.format("generator:%012d", i);
+        return "generator:" + zeroPadded(i, 12);
+    }
+
+    /** What {@code %0Nd} gives for a non-negative value, without String.format's per-call locale lookups (a profile found them). */
+    private static String zeroPadded(long value, int width) {
+        String digits = Long.toString(value);
+        return digits.length() >= width ? digits : "0".repeat(width - digits.length()) + digits;
     }
 
     /** Alternates ISO-8601 and epoch-millis timestamps, as mixed fleets do. */
     private static String json(Event e, long i) {
         String ts = i % 2 == 0 ? "\"" + Instant.ofEpochMilli(e.timestampMillis) + "\"" : Long.toString(e.timestampMillis);
-        return String.format("{\"device\":\"%s\",\"ts\":%s,\"value\":%s,\"bytes\":%d,\"latency_ms\":%s}",
-                e.device, ts, decimal(e.valueMicros), e.bytes, decimal(e.latencyMicros));
+        return "{\"device\":\"" + e.device + "\",\"ts\":" + ts + ",\"value\":" + decimal(e.valueMicros) + ",\"bytes\":" + e.bytes
+                + ",\"latency_ms\":" + decimal(e.latencyMicros) + "}";
     }
 
     static String decimal(long micros) {
