@@ -102,6 +102,7 @@ final class Bench {
                 throw new IllegalArgumentException("--" + n + " must be a positive whole number, got '" + flags.get(n) + "'");
             }
         }
+        LocalCluster.placeholderCredentialsUnlessSet(); // --store s3 reads S3Proxy, which runs without authorization
         Bench bench = new Bench(Path.of(System.getProperty("snapshots.root", ".")).toAbsolutePath().normalize(), flags, stdout);
         Map<String, Object> results = bench.execute();
         stdout.println(table(results));
@@ -291,12 +292,12 @@ final class Bench {
         }
         s.put("peakRssMiB", runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0) >> 20);
         JsonNode last = runs.get(runs.size() - 1);
-        long[] oldGen = longs(last.path("oldGenAfterGcBytes"));
+        long[] oldGen = longs(last.path("oldGenBytes"));
         List<Long> quartiles = new ArrayList<>();
         for (int q = 1; q <= 4 && oldGen.length > 0; q++) {
             quartiles.add(oldGen[Math.min(oldGen.length - 1, oldGen.length * q / 4)] >> 20);
         }
-        s.put("oldGenAfterGcMiBByQuarter", quartiles);
+        s.put("oldGenMiBByQuarter", quartiles);
         s.put("assembledPerSubtask", last.path("assembledPerSubtask"));
         if (last.has("profile")) {
             s.put("profile", last.path("profile"));
@@ -361,6 +362,11 @@ final class Bench {
                 shortRange(s), s.get("spreadPercent"), ms(s.get("commitMillisP50")), ms(s.get("commitMillisP99")),
                 s.get("bytesWritten"), s.get("objectsWritten"), s.get("peakRssMiB"))));
         t.append(String.format("%nours / discarding: %.3f    ours / FileSink: %.3f%n", c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
+        t.append("old generation at each quarter of the last run (MiB):");
+        ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append("  ").append(sink).append(' ')
+                .append(s.get("oldGenMiBByQuarter")));
+        t.append(String.format("%nrecords assembled per subtask (ours): %s%n", ((Map<String, Map<String, Object>>) c.get("sinks"))
+                .get("ours").get("assembledPerSubtask")));
         ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> {
             if (s.get("profile") instanceof JsonNode p) {
                 t.append(String.format("%n%s, CPU samples (%d) on:%n", sink, p.path("samples").asInt()));
