@@ -76,6 +76,12 @@ final class Audit {
         return ((List<?>) report.get("findings")).isEmpty() ? 0 : 1;
     }
 
+    /** What a gate decides on: every finding over all versions, uploads staged over a day counting as stale. */
+    @SuppressWarnings("unchecked")
+    static List<Finding> findings(ObjectStore store) throws IOException {
+        return (List<Finding>) scan(store, Optional.empty(), Duration.ofDays(1)).get("findings");
+    }
+
     static Map<String, Object> scan(ObjectStore store, Optional<Integer> onlyVersion, Duration stale) throws IOException {
         List<Finding> findings = new ArrayList<>();
         // kind|pipeline|version -> window -> bucket -> keys

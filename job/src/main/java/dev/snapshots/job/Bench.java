@@ -21,6 +21,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.imageio.ImageIO;
@@ -77,17 +78,7 @@ final class Bench {
     }
 
     static int run(String[] args, PrintStream stdout) throws Exception {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (String[] f : FLAGS) {
-            flags.put(f[0], f[1]);
-        }
-        for (int i = 0; i < args.length; i += 2) {
-            String name = args[i].replaceFirst("^--", "");
-            if (!flags.containsKey(name) || i + 1 >= args.length) {
-                throw new IllegalArgumentException("unknown or incomplete flag '" + args[i] + "'");
-            }
-            flags.put(name, args[i + 1]);
-        }
+        Map<String, String> flags = Flags.parse(args, FLAGS, Set.of());
         if (!List.of("yes", "no").contains(flags.get("profile"))) {
             throw new IllegalArgumentException("--profile must be yes or no, got '" + flags.get("profile") + "'");
         }
@@ -102,7 +93,6 @@ final class Bench {
                 throw new IllegalArgumentException("--" + n + " must be a positive whole number, got '" + flags.get(n) + "'");
             }
         }
-        LocalCluster.placeholderCredentialsUnlessSet(); // --store s3 reads S3Proxy, which runs without authorization
         Bench bench = new Bench(Path.of(System.getProperty("snapshots.root", ".")).toAbsolutePath().normalize(), flags, stdout);
         Map<String, Object> results = bench.execute();
         stdout.println(table(results));
@@ -211,7 +201,6 @@ final class Bench {
                 flags.get("gc").equals("g1") ? "-XX:+UseG1GC" : "-XX:+UseParallelGC",
                 "-Dlog4j.configurationFile=" + root.resolve("job/src/launcher/log4j2.properties"),
                 "-Dsnapshots.log=" + out.resolve("runs/" + name + ".log"),
-                "-Daws.accessKeyId=local", "-Daws.secretAccessKey=local", "-Daws.region=us-east-1",
                 "-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
                 sink.name(), Long.toString(events), Integer.toString(keys), Integer.toString(buckets), store, endpoint, result.toString()));
         if (flags.get("profile").equals("yes")) {
@@ -276,22 +265,23 @@ final class Bench {
 
     private static Map<String, Object> summary(List<JsonNode> runs) {
         double[] rates = runs.stream().mapToDouble(r -> r.path("eventsPerSecond").asDouble()).sorted().toArray();
+        double median = median(rates);
+        JsonNode last = runs.get(runs.size() - 1);
         Map<String, Object> s = new LinkedHashMap<>();
-        s.put("eventsPerSecondMedian", Math.round(median(rates)));
+        s.put("eventsPerSecondMedian", Math.round(median));
         s.put("eventsPerSecondMin", Math.round(rates[0]));
         s.put("eventsPerSecondMax", Math.round(rates[rates.length - 1]));
-        s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median(rates), 1));
+        s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median, 1));
         long[] commits = runs.stream().flatMapToLong(r -> Arrays.stream(longs(r.path("commitMillis")))).sorted().toArray();
         s.put("commitMillisP50", commits.length == 0 ? null : percentile(commits, 50));
         s.put("commitMillisP99", commits.length == 0 ? null : percentile(commits, 99));
         s.put("commits", commits.length);
-        s.put("bytesWritten", runs.get(runs.size() - 1).path("bytesWritten").asLong());
-        s.put("objectsWritten", runs.get(runs.size() - 1).path("objectsWritten").asLong());
-        if (runs.get(0).has("s3RequestsPerObject")) {
-            s.put("s3RequestsPerObject", runs.get(runs.size() - 1).path("s3RequestsPerObject").asDouble());
+        s.put("bytesWritten", last.path("bytesWritten").asLong());
+        s.put("objectsWritten", last.path("objectsWritten").asLong());
+        if (last.has("s3RequestsPerObject")) {
+            s.put("s3RequestsPerObject", last.path("s3RequestsPerObject").asDouble());
         }
         s.put("peakRssMiB", runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0) >> 20);
-        JsonNode last = runs.get(runs.size() - 1);
         long[] oldGen = longs(last.path("oldGenBytes"));
         List<Long> quartiles = new ArrayList<>();
         for (int q = 1; q <= 4 && oldGen.length > 0; q++) {

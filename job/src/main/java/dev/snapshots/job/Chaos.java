@@ -20,8 +20,8 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -71,6 +71,7 @@ final class Chaos {
     private static final int SHARDS = 2;
     private static final Duration RECOVERY_TIMEOUT = Duration.ofMinutes(3);
     private static final int SLICES = 10;
+    private static final String STORE_URI = "s3://" + LocalCluster.BUCKET + "/chaos";
 
     /** What happens at a moment of the production timeline: in window {@code window}, {@code at} of the way through. */
     record Action(int window, double at, String what) {}
@@ -93,6 +94,8 @@ final class Chaos {
     private final List<String> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicLong produced = new AtomicLong();
     private final int perWindow;
+    private final int taskManagers;
+    private final int windowSeconds;
     private double overlapFrom;
     private LocalCluster cluster;
     private FlinkRest rest;
@@ -122,28 +125,14 @@ final class Chaos {
             throw new IllegalArgumentException("--windows must be between --overlap + 6 (" + (overlap + 6)
                     + ": a start, the overlap, a rolling update and a tail) and 1000, got " + windows);
         }
-        positive("taskmanagers", 1);
+        this.taskManagers = positive("taskmanagers", 1);
         this.perWindow = positive("events-per-window", 20);
-        positive("window-seconds", 1);
+        this.windowSeconds = positive("window-seconds", 1);
     }
 
     static int run(String[] args, PrintStream stdout) throws Exception {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (String[] f : FLAGS) {
-            flags.put(f[0], f[1]);
-        }
-        for (int i = 0; i < args.length; i++) {
-            String name = args[i].startsWith("--") ? args[i].substring(2) : null;
-            if ("keep-cluster".equals(name) || "json".equals(name)) {
-                flags.put(name, "true");
-            } else if (name != null && flags.containsKey(name) && i + 1 < args.length) {
-                flags.put(name, args[++i]);
-            } else {
-                throw new IllegalArgumentException("unknown or incomplete flag '" + args[i] + "'");
-            }
-        }
+        Map<String, String> flags = Flags.parse(args, FLAGS, Set.of("keep-cluster", "json"));
         boolean json = flags.containsKey("json");
-        LocalCluster.placeholderCredentialsUnlessSet();
         // With --json, stdout carries the report only; progress goes to stderr.
         Chaos chaos = new Chaos(Path.of(System.getProperty("snapshots.root", ".")), flags, json ? System.err : stdout);
         boolean passed = chaos.execute();
@@ -156,25 +145,24 @@ final class Chaos {
         Files.createDirectories(out);
         cluster = new LocalCluster(root, out.resolve("cluster"));
         cluster.down(new PrintStream(new ByteArrayOutputStream())); // processes left by an aborted run
-        int taskManagers = positive("taskmanagers", 1);
         nextTaskManager = taskManagers + 1;
         say("bringing up the cluster (%d TaskManagers, S3Proxy, kinesalite) in %s", taskManagers, out.resolve("cluster"));
         cluster.up(taskManagers, new PrintStream(new ByteArrayOutputStream()));
         Map<String, String> endpoints = cluster.endpoints();
         rest = new FlinkRest(endpoints.get("rest"));
         try (FaultProxy proxy = new FaultProxy(endpoints.get("s3"), seed);
-                KinesisClient kinesis = Kinesalite.client(endpoints.get("kinesis"))) {
+                KinesisClient kinesis = Kinesalite.client(endpoints.get("kinesis"));
+                // The checks read S3Proxy directly, bypassing the faults.
+                ObjectStore store = StoreSpec.parse(STORE_URI).withEndpoint(endpoints.get("s3")).open()) {
             proxy.inject(faultRate, EnumSet.of(Fault.CONFLICT_409, Fault.SLOW_DOWN_503, Fault.LATENCY, Fault.DROP_AFTER_FORWARD));
             String arn = Kinesalite.createStream(kinesis, "chaos-" + seed, SHARDS);
             // Event time lies in the recent past, so Kinesis arrival times (now) judge it as on time.
             long start = System.currentTimeMillis() / WINDOW_MILLIS * WINDOW_MILLIS - (windows + 3) * WINDOW_MILLIS;
-            String storeUri = "s3://" + LocalCluster.BUCKET + "/chaos";
             jobArgs = List.of("--source", "kinesis", "--stream-arn", arn, "--kinesis-endpoint", endpoints.get("kinesis"),
                     "--start", Instant.ofEpochMilli(start).toString(), "--windows", Integer.toString(windows),
                     "--events-per-window", flags.get("events-per-window"), "--seed", Long.toString(seed),
-                    "--store", storeUri, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s", "--parallelism", "2");
+                    "--store", STORE_URI, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s", "--parallelism", "2");
             JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
-            StoreSpec store = StoreSpec.parse(storeUri).withEndpoint(endpoints.get("s3")); // the checks bypass the faults
 
             List<Action> plan = plan();
             say("plan: %s", report.get("plan"));
@@ -225,9 +213,9 @@ final class Chaos {
      * flowing whatever the job is doing, and carries out the plan on this one as production
      * reaches each action's moment. Returns the closing window.
      */
-    private long produce(KinesisClient kinesis, String arn, JobConfig config, List<Action> plan, StoreSpec store) throws Exception {
+    private long produce(KinesisClient kinesis, String arn, JobConfig config, List<Action> plan, ObjectStore store) throws Exception {
         TelemetryGenerator generator = Sources.generatorFunction(config);
-        long paceNanos = Duration.ofSeconds(positive("window-seconds", 1)).toNanos();
+        long paceNanos = Duration.ofSeconds(windowSeconds).toNanos();
         ExecutorService thread = Executors.newFixedThreadPool(2);
         Future<?> producer = thread.submit(() -> {
             long t0 = System.nanoTime();
@@ -241,11 +229,9 @@ final class Chaos {
                         Thread.sleep(wait / 1_000_000);
                     }
                 }
-                try (ObjectStore s = store.open()) {
-                    say("window %d/%d produced; complete through %s; running %s", w + 1, windows,
-                            CompletionPointer.read(s, PartKind.SNAPSHOT, config.pipeline(), 1).map(Instant::ofEpochMilli)
-                                    .map(Object::toString).orElse("-"), jobs);
-                }
+                say("window %d/%d produced; complete through %s; running %s", w + 1, windows,
+                        CompletionPointer.read(store, PartKind.SNAPSHOT, config.pipeline(), 1).map(Instant::ofEpochMilli)
+                                .map(Object::toString).orElse("-"), jobs);
             }
             return null;
         });
@@ -394,14 +380,8 @@ final class Chaos {
     private long awaitRecovery(long since) throws Exception {
         long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
-            List<String> running = rest.get("/jobs/overview").findValues("jid").stream()
-                    .map(j -> j.asText()).filter(id -> {
-                        try {
-                            return !FlinkRest.TERMINAL.contains(rest.state(id));
-                        } catch (IOException e) {
-                            return true;
-                        }
-                    }).toList();
+            List<String> running = rest.jobStates().entrySet().stream()
+                    .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue())).map(Map.Entry::getKey).toList();
             boolean ready = !running.isEmpty();
             for (String id : running) {
                 ready &= rest.allTasksRunning(id) && rest.latestCheckpointMillis(id) > since;
@@ -435,16 +415,14 @@ final class Chaos {
     }
 
     /** Waits for the pointer to pass the last window, then drains the job so the dead letters are published too. */
-    private void finish(StoreSpec store, long closingWindow) throws Exception {
+    private void finish(ObjectStore store, long closingWindow) throws Exception {
         say("all %d windows produced; waiting for the completion pointer to reach %s", windows, Instant.ofEpochMilli(closingWindow));
         long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
-        try (ObjectStore s = store.open()) {
-            while (CompletionPointer.read(s, PartKind.SNAPSHOT, "telemetry", 1).orElse(0L) < closingWindow) {
-                if (System.nanoTime() > deadline) {
-                    throw new IOException("the completion pointer did not reach " + Instant.ofEpochMilli(closingWindow) + " in 5 minutes");
-                }
-                Thread.sleep(250);
+        while (CompletionPointer.read(store, PartKind.SNAPSHOT, "telemetry", 1).orElse(0L) < closingWindow) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the completion pointer did not reach " + Instant.ofEpochMilli(closingWindow) + " in 5 minutes");
             }
+            Thread.sleep(250);
         }
         String last = jobs.get(0);
         retry("drain", () -> rest.stopWithSavepoint(last, true, Duration.ofMinutes(3)));
@@ -455,28 +433,25 @@ final class Chaos {
         }
     }
 
-    private void verify(StoreSpec store, JobConfig config, long closingWindow) throws Exception {
+    private void verify(ObjectStore store, JobConfig config, long closingWindow) throws Exception {
         Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config), WINDOW_MILLIS,
                 config.buckets());
-        try (ObjectStore s = store.open()) {
-            Reference published = Reference.published(s, 1, closingWindow);
-            List<String> found = violations(s, expected, published);
-            violations.addAll(found);
-            report.put("windows", windows);
-            report.put("parts", ordered("expected", expected.parts.size(), "published", published.parts.size(),
-                    "objects", published.objects.values().stream().mapToInt(Integer::intValue).sum()));
-            report.put("events", ordered("expected", expected.goodEvents, "published", published.goodEvents));
-            report.put("deadLetters", ordered("injected", expected.deadLetterReasons, "published", published.deadLetterReasons));
-            report.put("storeViolations", found.size());
-        }
+        Reference published = Reference.published(store, 1, closingWindow);
+        List<String> found = violations(store, expected, published);
+        violations.addAll(found);
+        report.put("windows", windows);
+        report.put("parts", ordered("expected", expected.parts.size(), "published", published.parts.size(),
+                "objects", published.objects.values().stream().mapToInt(Integer::intValue).sum()));
+        report.put("events", ordered("expected", expected.goodEvents, "published", published.goodEvents));
+        report.put("deadLetters", ordered("injected", expected.deadLetterReasons, "published", published.deadLetterReasons));
+        report.put("storeViolations", found.size());
         say("verified: %d parts expected, %d violations", expected.parts.size(), violations.size());
     }
 
     /** The verifier: every audit finding, and every way the published parts differ from the reference. */
-    @SuppressWarnings("unchecked")
     static List<String> violations(ObjectStore store, Reference expected, Reference published) throws IOException {
         List<String> out = new ArrayList<>();
-        for (Audit.Finding f : (List<Audit.Finding>) Audit.scan(store, Optional.empty(), Duration.ofDays(1)).get("findings")) {
+        for (Audit.Finding f : Audit.findings(store)) {
             out.add("audit " + f.kind() + ": " + f.where() + " (" + f.detail() + ")");
         }
         out.addAll(published.differences(expected));

@@ -101,6 +101,15 @@ final class FlinkRest {
                 .method("PATCH", HttpRequest.BodyPublishers.noBody()));
     }
 
+    /** Every job the cluster knows, with its state, from one call. */
+    Map<String, String> jobStates() throws IOException {
+        Map<String, String> states = new LinkedHashMap<>();
+        for (JsonNode job : get("/jobs/overview").path("jobs")) {
+            states.put(job.path("jid").asText(), job.path("state").asText());
+        }
+        return states;
+    }
+
     JsonNode job(String jobId) throws IOException {
         return get("/jobs/" + jobId);
     }

@@ -392,20 +392,6 @@ final class LocalCluster {
     }
 
 
-    /**
-     * The cluster's S3Proxy runs without authorization, but the AWS SDK signs every request and so
-     * wants some credentials: give it placeholders unless real ones are configured.
-     */
-    static void placeholderCredentialsUnlessSet() {
-        if (System.getenv("AWS_ACCESS_KEY_ID") == null && System.getProperty("aws.accessKeyId") == null) {
-            System.setProperty("aws.accessKeyId", "local");
-            System.setProperty("aws.secretAccessKey", "local");
-        }
-        if (System.getenv("AWS_REGION") == null && System.getProperty("aws.region") == null) {
-            System.setProperty("aws.region", "us-east-1");
-        }
-    }
-
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();

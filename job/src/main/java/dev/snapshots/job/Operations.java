@@ -82,7 +82,6 @@ final class Operations {
     }
 
     static int run(String command, String[] args, PrintStream out) throws Exception {
-        LocalCluster.placeholderCredentialsUnlessSet();
         if (command.equals("promote")) {
             return promote(args, out);
         }
@@ -118,11 +117,10 @@ final class Operations {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         rest.awaitUp(Duration.ofMinutes(3));
         String id = jobId();
-        for (var job : rest.get("/jobs/overview").path("jobs")) {
-            if (job.path("jid").asText().equals(id) && !FlinkRest.TERMINAL.contains(job.path("state").asText())) {
-                out.printf("job %s (%s v%d) is already %s%n", id, config.pipeline(), config.jobVersion(), job.path("state").asText());
-                return id;
-            }
+        String state = rest.jobStates().get(id);
+        if (state != null && !FlinkRest.TERMINAL.contains(state)) {
+            out.printf("job %s (%s v%d) is already %s%n", id, config.pipeline(), config.jobVersion(), state);
+            return id;
         }
         Optional<Retained> from = newestRetained(rest, id);
         rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from.map(Retained::path).orElse(null), id);
@@ -136,8 +134,7 @@ final class Operations {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
         try (ObjectStore store = config.store().open()) {
-            @SuppressWarnings("unchecked")
-            List<Audit.Finding> findings = (List<Audit.Finding>) Audit.scan(store, Optional.empty(), Duration.ofDays(1)).get("findings");
+            List<Audit.Finding> findings = Audit.findings(store);
             if (!findings.isEmpty()) {
                 out.println("upgrade blocked by the audit of " + config.store() + ": " + findings.size() + " findings, e.g. "
                         + findings.get(0) + " (snapshots audit lists them all); nothing was changed");
@@ -173,7 +170,7 @@ final class Operations {
     private int replay() throws Exception {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
-        if (rest.get("/jobs/overview").findValues("jid").stream().anyMatch(j -> j.asText().equals(id))) {
+        if (rest.jobStates().containsKey(id)) {
             out.println("replay refused: job " + id + " (" + config.pipeline() + " v" + config.jobVersion()
                     + ") already ran on this cluster; pick the next job version");
             return 1;

@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Random;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -60,18 +61,10 @@ final class ScaleInProtection {
     }
 
     static int run(String[] args, PrintStream out) throws Exception {
-        Map<String, String> flags = new java.util.HashMap<>(Map.of("expires-minutes", "10", "poll-seconds", "10"));
-        if (System.getenv("ECS_AGENT_URI") != null) {
-            flags.put("agent-uri", System.getenv("ECS_AGENT_URI"));
-        }
-        for (int i = 0; i < args.length; i += 2) {
-            String name = args[i].replaceFirst("^--", "");
-            if (!List.of("rest", "agent-uri", "expires-minutes", "poll-seconds").contains(name) || i + 1 >= args.length) {
-                throw new IllegalArgumentException("unknown or incomplete flag '" + args[i] + "'");
-            }
-            flags.put(name, args[i + 1]);
-        }
-        if (!flags.containsKey("rest") || !flags.containsKey("agent-uri")) {
+        String agent = System.getenv("ECS_AGENT_URI");
+        Map<String, String> flags = Flags.parse(args, new String[][] {
+            {"rest", ""}, {"agent-uri", agent == null ? "" : agent}, {"expires-minutes", "10"}, {"poll-seconds", "10"}}, Set.of());
+        if (flags.get("rest").isEmpty() || flags.get("agent-uri").isEmpty()) {
             throw new IllegalArgumentException("--rest and --agent-uri (or $ECS_AGENT_URI) are required");
         }
         int expires = Integer.parseInt(flags.get("expires-minutes"));
@@ -122,8 +115,7 @@ final class ScaleInProtection {
     }
 
     private List<String> running() throws IOException {
-        return rest.get("/jobs/overview").path("jobs").findParents("state").stream()
-                .filter(j -> j.path("state").asText().equals("RUNNING")).map(j -> j.path("jid").asText()).toList();
+        return rest.jobStates().entrySet().stream().filter(j -> j.getValue().equals("RUNNING")).map(Map.Entry::getKey).toList();
     }
 
     /**

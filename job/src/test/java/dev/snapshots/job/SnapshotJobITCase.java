@@ -3,6 +3,7 @@ package dev.snapshots.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.snapshots.format.PartEncoding;
+import dev.snapshots.job.testutils.ObjectHashes;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
@@ -14,14 +15,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.generic.GenericRecord;
@@ -257,13 +255,8 @@ class SnapshotJobITCase {
     }
 
     private static Map<String, String> hashes(StoreSpec spec, String prefix) throws Exception {
-        Map<String, String> out = new TreeMap<>();
         try (ObjectStore store = spec.open()) {
-            for (String key : keys(store, prefix)) {
-                out.put(key, HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                        .digest(store.get(key).orElseThrow().content())));
-            }
+            return ObjectHashes.of(store, prefix);
         }
-        return out;
     }
 }

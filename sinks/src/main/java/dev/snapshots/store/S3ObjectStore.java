@@ -2,14 +2,23 @@ package dev.snapshots.store;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.SocketException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProviderChain;
+import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
@@ -58,6 +67,9 @@ public final class S3ObjectStore implements ObjectStore {
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         spec.endpoint().ifPresent(e -> builder.endpointOverride(URI.create(e)).forcePathStyle(true));
+        if (spec.endpoint().map(S3ObjectStore::isLoopback).orElse(false)) {
+            builder.credentialsProvider(localCredentials());
+        }
         spec.region()
                 .or(() -> spec.endpoint().map(e -> "us-east-1"))
                 .ifPresent(r -> builder.region(Region.of(r)));
@@ -65,6 +77,26 @@ public final class S3ObjectStore implements ObjectStore {
         this.bucket = spec.bucket();
         this.prefix = spec.prefix();
         this.description = spec.toString();
+    }
+
+    /**
+     * For an S3 on this machine (S3Proxy, MinIO), which may run without authorization while the
+     * SDK still signs every request: configured credentials if there are any, else placeholders.
+     * Container and instance credentials are skipped, since they cannot be meant for a local server.
+     */
+    private static AwsCredentialsProvider localCredentials() {
+        return AwsCredentialsProviderChain.of(SystemPropertyCredentialsProvider.create(),
+                EnvironmentVariableCredentialsProvider.create(), ProfileCredentialsProvider.create(),
+                StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")));
+    }
+
+    private static boolean isLoopback(String endpoint) {
+        String host = URI.create(endpoint).getHost();
+        try {
+            return host != null && InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
     }
 
     /**
