@@ -97,6 +97,8 @@ final class Chaos {
     private final int taskManagers;
     private final int windowSeconds;
     private double overlapFrom;
+    /** Set while a deployment brings up a new instance: the producer holds until it runs. */
+    private volatile boolean holding;
     private LocalCluster cluster;
     private FlinkRest rest;
     private String jarId;
@@ -221,6 +223,13 @@ final class Chaos {
             long t0 = System.nanoTime();
             for (int w = 0; w < windows; w++) {
                 for (int slice = 1; slice <= SLICES; slice++) { // evenly over the window's wall-clock time
+                    // While a deployment brings up a new instance the stream holds, then goes on at its pace (no burst):
+                    // so the overlap and the rolling update fall inside the run however slowly a job starts.
+                    long heldSince = System.nanoTime();
+                    while (holding) {
+                        Thread.sleep(50);
+                    }
+                    t0 += System.nanoTime() - heldSince;
                     long to = (long) w * perWindow + (long) perWindow * slice / SLICES;
                     put(kinesis, arn, generator, produced.get(), to);
                     produced.set(to);
@@ -322,8 +331,14 @@ final class Chaos {
                 break;
             }
             case "overlap-start": {
-                String savepoint = retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
-                jobs.add(submit(savepoint));
+                String savepoint;
+                holding = true;
+                try {
+                    savepoint = retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
+                    jobs.add(submit(savepoint));
+                } finally {
+                    holding = false;
+                }
                 overlapFrom = windowsProduced();
                 say("at window %.1f: second instance %s started from %s; %d jobs run the same work", overlapFrom,
                         jobs.get(1), savepoint, jobs.size());
@@ -347,8 +362,14 @@ final class Chaos {
             default: { // rolling-update
                 long at = System.currentTimeMillis();
                 String old = jobs.remove(0);
-                String savepoint = retry("stop-with-savepoint", () -> rest.stopWithSavepoint(old, false, Duration.ofMinutes(2)));
-                jobs.add(submit(savepoint));
+                String savepoint;
+                holding = true;
+                try {
+                    savepoint = retry("stop-with-savepoint", () -> rest.stopWithSavepoint(old, false, Duration.ofMinutes(2)));
+                    jobs.add(submit(savepoint));
+                } finally {
+                    holding = false;
+                }
                 double seconds = (awaitRecovery(at) - at) / 1000.0;
                 say("at window %.1f: rolling update %s -> %s through %s, %.1f s", windowsProduced(), old, jobs.get(0), savepoint, seconds);
                 report.put("rollingUpdate", ordered("window", windowsProduced(), "from", old, "to", jobs.get(0), "savepoint", savepoint,
