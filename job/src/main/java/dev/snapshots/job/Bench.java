@@ -40,6 +40,7 @@ final class Bench {
     static final String USAGE = String.join("\n",
             "usage: snapshots bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
             "                       [--scale-keys K1,K2,..] [--scale-buckets B1,B2,..] [--scale-events N] [--heap SIZE] [--gc g1|parallel] [--profile yes|no]",
+            "                       [--checkpoint-interval D]",
             "",
             "  --events N          events per comparison run [20000000]",
             "  --keys K            keys (devices) per window [10000]",
@@ -50,6 +51,7 @@ final class Bench {
             "  --scale-buckets LIST  bucket counts for the scaling table [1,4,16]",
             "  --scale-events N    events per scaling run (at least 8 x keys) [8000000]",
             "  --heap SIZE         -Xmx of each run's JVM [3g]",
+            "  --checkpoint-interval D  how often the runs checkpoint (and FileSink and ours commit) [10s, the job's default]",
             "  --gc g1|parallel    the runs' garbage collector [g1]",
             "  --profile yes|no    record each run with JFR and report where its CPU samples fall [no]",
             "",
@@ -58,6 +60,7 @@ final class Bench {
     private static final String[][] FLAGS = {
         {"events", "20000000"}, {"keys", "10000"}, {"buckets", "4"}, {"store", "file"}, {"runs", "3"},
         {"scale-keys", "10000,100000,1000000"}, {"scale-buckets", "1,4,16"}, {"scale-events", "8000000"}, {"heap", "3g"}, {"gc", "g1"}, {"profile", "no"},
+        {"checkpoint-interval", "10s"},
     };
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -88,6 +91,7 @@ final class Bench {
         if (!List.of("file", "s3").contains(flags.get("store"))) {
             throw new IllegalArgumentException("--store must be file or s3, got '" + flags.get("store") + "'");
         }
+        JobConfig.parseDuration("checkpoint-interval", flags.get("checkpoint-interval")); // the runs' job parses it the same way
         for (String n : List.of("events", "keys", "buckets", "runs", "scale-events")) {
             if (!flags.get(n).matches("[1-9]\\d{0,10}")) {
                 throw new IllegalArgumentException("--" + n + " must be a positive whole number, got '" + flags.get(n) + "'");
@@ -202,7 +206,8 @@ final class Bench {
                 "-Dlog4j.configurationFile=" + root.resolve("job/src/launcher/log4j2.properties"),
                 "-Dsnapshots.log=" + out.resolve("runs/" + name + ".log"),
                 "-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
-                sink.name(), Long.toString(events), Integer.toString(keys), Integer.toString(buckets), store, endpoint, result.toString()));
+                sink.name(), Long.toString(events), Integer.toString(keys), Integer.toString(buckets), store, endpoint, result.toString(),
+                flags.get("checkpoint-interval")));
         if (flags.get("profile").equals("yes")) {
             command.add(1, "-XX:StartFlightRecording=filename=" + out.resolve("runs/" + name + ".jfr") + ",settings=profile");
         }
@@ -232,8 +237,9 @@ final class Bench {
         if (s3Endpoint.isEmpty()) {
             Directories.deleteRecursively(out.resolve("runs/" + name));
         }
-        say("  %,.0f events/s in %.1f s, %,d objects, %,d bytes, peak RSS %d MiB", node.path("eventsPerSecond").asDouble(),
-                node.path("seconds").asDouble(), written[1], written[0], node.path("peakRssBytes").asLong() >> 20);
+        say("  %,.0f events/s steady (%,.0f over the whole %.1f s), %,d objects, %,d bytes, peak RSS %d MiB",
+                node.path("eventsPerSecond").asDouble(), node.path("eventsPerSecondOverall").asDouble(), node.path("seconds").asDouble(),
+                written[1], written[0], node.path("peakRssBytes").asLong() >> 20);
         return node;
     }
 
@@ -272,6 +278,8 @@ final class Bench {
         s.put("eventsPerSecondMin", Math.round(rates[0]));
         s.put("eventsPerSecondMax", Math.round(rates[rates.length - 1]));
         s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median, 1));
+        s.put("eventsPerSecondOverallMedian", Math.round(median(runs.stream()
+                .mapToDouble(r -> r.path("eventsPerSecondOverall").asDouble()).sorted().toArray())));
         long[] commits = runs.stream().flatMapToLong(r -> Arrays.stream(longs(r.path("commitMillis")))).sorted().toArray();
         s.put("commitMillisP50", commits.length == 0 ? null : percentile(commits, 50));
         s.put("commitMillisP99", commits.length == 0 ? null : percentile(commits, 99));
@@ -345,13 +353,14 @@ final class Bench {
         Map<String, Object> c = (Map<String, Object>) results.get("comparison");
         t.append(String.format("%n%,d events, %,d keys per window, %s buckets, %s rounds; %s%n%n", c.get("events"), c.get("keys"),
                 c.get("buckets"), c.get("runs"), results.get("machine")));
-        t.append(String.format("%-11s %12s %12s %9s %10s %10s %12s %9s %9s%n", "sink", "events/s", "min..max", "spread",
-                "commit p50", "commit p99", "bytes", "objects", "peak RSS"));
+        t.append(String.format("%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s%n", "sink", "events/s", "min..max", "spread",
+                "whole run", "commit p50", "commit p99", "bytes", "objects", "peak RSS"));
         ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append(String.format(
-                "%-11s %,12d %12s %8s%% %10s %10s %,12d %9s %6s MiB%n", sink, s.get("eventsPerSecondMedian"),
-                shortRange(s), s.get("spreadPercent"), ms(s.get("commitMillisP50")), ms(s.get("commitMillisP99")),
+                "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB%n", sink, s.get("eventsPerSecondMedian"),
+                shortRange(s), s.get("spreadPercent"), s.get("eventsPerSecondOverallMedian"), ms(s.get("commitMillisP50")), ms(s.get("commitMillisP99")),
                 s.get("bytesWritten"), s.get("objectsWritten"), s.get("peakRssMiB"))));
-        t.append(String.format("%nours / discarding: %.3f    ours / FileSink: %.3f%n", c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
+        t.append(String.format("%nevents/s: steady state, between 20%% and 90%% of the input; whole run: from RUNNING to FINISHED."
+                + "%nours / discarding: %.3f    ours / FileSink: %.3f%n", c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
         t.append("old generation at each quarter of the last run (MiB):");
         ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append("  ").append(sink).append(' ')
                 .append(s.get("oldGenMiBByQuarter")));

@@ -32,6 +32,7 @@ class BenchITCase {
         JsonNode sinks = results.path("comparison").path("sinks");
         assertThat(sinks.fieldNames()).toIterable().containsExactly("discarding", "filesink", "ours");
         sinks.forEach(s -> assertThat(s.path("eventsPerSecondMedian").asLong()).isPositive());
+        sinks.forEach(s -> assertThat(s.path("eventsPerSecondOverallMedian").asLong()).as("the whole run's rate").isPositive());
         assertThat(sinks.path("discarding").path("objectsWritten").asLong()).isZero();
         assertThat(sinks.path("filesink").path("objectsWritten").asLong()).as("FileSink wrote Parquet files").isPositive();
         assertThat(sinks.path("ours").path("objectsWritten").asLong()).as("our parts (and progress pointer)").isPositive();

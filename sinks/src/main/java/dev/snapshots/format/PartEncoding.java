@@ -79,6 +79,11 @@ public final class PartEncoding {
     /**
      * The Parquet writers parts are encoded with (Snappy, no Hadoop defaults). Public so that a
      * comparison, such as the benchmark's FileSink, writes exactly the same format.
+     *
+     * <p>No dictionary encoding: a part holds one row per key, so key and measure columns are
+     * nearly all distinct, and parquet-java would build each column's dictionary only to discard
+     * it and encode the page again plainly. Measured on a 2,500-row snapshot part: 2.5 ms instead
+     * of 7 ms per part (warm), 2% more bytes after Snappy.
      */
     public static ParquetWriterFactory<GenericRecord> parquetWriters(Schema schema) {
         String schemaJson = schema.toString();
@@ -86,6 +91,7 @@ public final class PartEncoding {
                 .withSchema(new Schema.Parser().parse(schemaJson))
                 .withDataModel(GenericData.get())
                 .withCompressionCodec(CompressionCodecName.SNAPPY)
+                .withDictionaryEncoding(false)
                 .withConf(hadoopConf())
                 .build();
         return new ParquetWriterFactory<>(builder);
@@ -129,7 +135,8 @@ public final class PartEncoding {
                 .putLong(SchemaNormalization.parsingFingerprint64(schema))
                 .array());
         GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
-        ByteArrayOutputStream row = new ByteArrayOutputStream();
+        RowBuffer row = new RowBuffer();
+        ByteBuffer length = ByteBuffer.allocate(4);
         BinaryEncoder encoder = null;
         for (GenericRecord r : rows) {
             row.reset();
@@ -139,8 +146,8 @@ public final class PartEncoding {
             } catch (IOException e) {
                 throw new IllegalArgumentException("row does not match the part schema: " + r, e);
             }
-            sha.update(ByteBuffer.allocate(4).putInt(row.size()).array());
-            sha.update(row.toByteArray());
+            sha.update(length.putInt(0, row.size()).array());
+            sha.update(row.contents(), 0, row.size());
         }
         return HexFormat.of().formatHex(sha.digest());
     }
@@ -167,6 +174,13 @@ public final class PartEncoding {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
+        }
+    }
+
+    /** One row's encoding, hashed in place: a part has thousands of rows, each would be copied. */
+    private static final class RowBuffer extends ByteArrayOutputStream {
+        byte[] contents() {
+            return buf;
         }
     }
 

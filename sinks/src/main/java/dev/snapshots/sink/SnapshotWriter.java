@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -94,7 +93,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
             }
             keyed.add(new Keyed(key, format.toRecord(row)));
         }
-        keyed.sort(Comparator.comparing((Keyed k) -> k.key).thenComparing(k -> k.bytes(), Arrays::compareUnsigned));
+        keyed.sort(Keyed::compareTo);
         List<GenericRecord> records = new ArrayList<>(keyed.size());
         keyed.forEach(k -> records.add(k.record));
         return records;
@@ -123,7 +122,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         store.close();
     }
 
-    private static final class Keyed {
+    private static final class Keyed implements Comparable<Keyed> {
         final String key;
         final GenericRecord record;
         private byte[] bytes;
@@ -133,7 +132,14 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
             this.record = record;
         }
 
-        byte[] bytes() {
+        /** By key, ties by content. One plain method: a part of 250k rows sorts 4.5M times through here. */
+        @Override
+        public int compareTo(Keyed other) {
+            int byKey = key.compareTo(other.key);
+            return byKey != 0 ? byKey : Arrays.compareUnsigned(bytes(), other.bytes());
+        }
+
+        private byte[] bytes() {
             if (bytes == null) {
                 bytes = PartEncoding.canonicalBytes(record);
             }
