@@ -33,7 +33,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
  * {@code snapshots bench}: what the guarantee costs. The same pipeline on the same input, ending
  * in a discarding sink (the upper bound), Flink's FileSink writing Parquet (what users would
  * otherwise pick) and our sink, run in turn A B C A B C so machine drift hits all three alike,
- * each run in a JVM of its own. Then a scaling table of our sink against the discarding sink
+ * each run in a JVM of its own. Then a scaling table of our sink against the discarding sink and FileSink
  * over keys per window and bucket counts.
  */
 final class Bench {
@@ -47,7 +47,7 @@ final class Bench {
             "  --buckets B         buckets per window for our sink [4]",
             "  --store file|s3     local files, or S3Proxy over HTTP with requests counted at a proxy [file]",
             "  --runs R            rounds of discarding, FileSink, ours [3]",
-            "  --scale-keys LIST   keys per window for the scaling table; 'none' skips it [10000,100000,1000000]",
+            "  --scale-keys LIST   keys per window for the scaling table (discarding, FileSink, then ours per bucket count); 'none' skips it [10000,100000,1000000]",
             "  --scale-buckets LIST  bucket counts for the scaling table [1,4,16]",
             "  --scale-events N    events per scaling run (at least 8 x keys) [8000000]",
             "  --heap SIZE         -Xmx of each run's JVM [3g]",
@@ -158,7 +158,7 @@ final class Bench {
         return comparison;
     }
 
-    /** Our sink against the discarding sink, over keys per window and bucket counts. */
+    /** Our sink against the discarding sink and FileSink, over keys per window and bucket counts. */
     private List<Map<String, Object>> scale() throws Exception {
         List<Map<String, Object>> rows = new ArrayList<>();
         if (flags.get("scale-keys").equals("none")) {
@@ -169,15 +169,21 @@ final class Bench {
             int keys = Integer.parseInt(k.trim());
             long events = Math.max(configured, 8L * keys);
             JsonNode baseline = runOnce(BenchRun.Sink.DISCARDING, events, keys, 1, "scaling " + keys + " keys");
+            // FileSink has no buckets: one run per key count says how much of our cost is writing Parquet at all.
+            JsonNode fileSink = runOnce(BenchRun.Sink.FILESINK, events, keys, 1, "scaling " + keys + " keys");
             for (String b : flags.get("scale-buckets").split(",")) {
                 JsonNode ours = runOnce(BenchRun.Sink.OURS, events, keys, Integer.parseInt(b.trim()), "scaling " + keys + " keys");
+                double rate = ours.path("eventsPerSecond").asDouble();
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("keys", keys);
                 row.put("buckets", Integer.parseInt(b.trim()));
                 row.put("events", ours.path("events").asLong());
+                row.put("eventsPerKeyPerWindow", round((double) ours.path("events").asLong() / ours.path("windows").asLong() / keys, 1));
                 row.put("discardingEventsPerSecond", Math.round(baseline.path("eventsPerSecond").asDouble()));
-                row.put("oursEventsPerSecond", Math.round(ours.path("eventsPerSecond").asDouble()));
-                row.put("ratio", round(ours.path("eventsPerSecond").asDouble() / baseline.path("eventsPerSecond").asDouble(), 3));
+                row.put("fileSinkEventsPerSecond", Math.round(fileSink.path("eventsPerSecond").asDouble()));
+                row.put("oursEventsPerSecond", Math.round(rate));
+                row.put("ratio", round(rate / baseline.path("eventsPerSecond").asDouble(), 3));
+                row.put("oursOverFileSink", round(rate / fileSink.path("eventsPerSecond").asDouble(), 3));
                 row.put("peakRssMiB", ours.path("peakRssBytes").asLong() >> 20);
                 row.put("assembledPerSubtask", ours.path("assembledPerSubtask"));
                 rows.add(row);
@@ -290,17 +296,23 @@ final class Bench {
             s.put("s3RequestsPerObject", last.path("s3RequestsPerObject").asDouble());
         }
         s.put("peakRssMiB", runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0) >> 20);
-        long[] oldGen = longs(last.path("oldGenBytes"));
-        List<Long> quartiles = new ArrayList<>();
-        for (int q = 1; q <= 4 && oldGen.length > 0; q++) {
-            quartiles.add(oldGen[Math.min(oldGen.length - 1, oldGen.length * q / 4)] >> 20);
-        }
-        s.put("oldGenMiBByQuarter", quartiles);
+        s.put("oldGenMiBByQuarter", byQuarter(last.path("oldGenBytes"), 20));
+        s.put("checkpointKiBByQuarter", byQuarter(last.path("checkpointBytes"), 10));
         s.put("assembledPerSubtask", last.path("assembledPerSubtask"));
         if (last.has("profile")) {
             s.put("profile", last.path("profile"));
         }
         return s;
+    }
+
+    /** The samples at the end of each quarter of a run, shifted right by {@code unit} bits (20: MiB). */
+    private static List<Long> byQuarter(JsonNode samples, int unit) {
+        long[] all = longs(samples);
+        List<Long> quarters = new ArrayList<>();
+        for (int q = 1; q <= 4 && all.length > 0; q++) {
+            quarters.add(all[Math.min(all.length - 1, all.length * q / 4)] >> unit);
+        }
+        return quarters;
     }
 
     private static long[] longs(JsonNode array) {
@@ -361,10 +373,13 @@ final class Bench {
                 s.get("bytesWritten"), s.get("objectsWritten"), s.get("peakRssMiB"))));
         t.append(String.format("%nevents/s: steady state, between 20%% and 90%% of the input; whole run: from RUNNING to FINISHED."
                 + "%nours / discarding: %.3f    ours / FileSink: %.3f%n", c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
-        t.append("old generation at each quarter of the last run (MiB):");
-        ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append("  ").append(sink).append(' ')
-                .append(s.get("oldGenMiBByQuarter")));
-        t.append(String.format("%nrecords assembled per subtask (ours): %s%n", ((Map<String, Map<String, Object>>) c.get("sinks"))
+        for (String[] series : new String[][] {{"oldGenMiBByQuarter", "old generation (MiB)"}, {"checkpointKiBByQuarter", "checkpoint size (KiB)"}}) {
+            t.append(series[1]).append(" at each quarter of the last run:");
+            ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append("  ").append(sink).append(' ')
+                    .append(s.get(series[0])));
+            t.append('\n');
+        }
+        t.append(String.format("records assembled per subtask (ours): %s%n", ((Map<String, Map<String, Object>>) c.get("sinks"))
                 .get("ours").get("assembledPerSubtask")));
         ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> {
             if (s.get("profile") instanceof JsonNode p) {
@@ -381,10 +396,12 @@ final class Bench {
         });
         List<Map<String, Object>> scaling = (List<Map<String, Object>>) results.get("scaling");
         if (!scaling.isEmpty()) {
-            t.append(String.format("%n%-10s %8s %14s %14s %7s %9s%n", "keys", "buckets", "discarding/s", "ours/s", "ratio", "peak RSS"));
+            t.append(String.format("%n%-10s %8s %10s %14s %14s %14s %11s %11s %9s%n", "keys", "buckets", "ev/key/win", "discarding/s",
+                    "filesink/s", "ours/s", "ours/disc.", "ours/FileS.", "peak RSS"));
             for (Map<String, Object> r : scaling) {
-                t.append(String.format("%,-10d %8s %,14d %,14d %7.3f %5s MiB%n", r.get("keys"), r.get("buckets"),
-                        r.get("discardingEventsPerSecond"), r.get("oursEventsPerSecond"), r.get("ratio"), r.get("peakRssMiB")));
+                t.append(String.format("%,-10d %8s %10s %,14d %,14d %,14d %11.3f %11.3f %5s MiB%n", r.get("keys"), r.get("buckets"),
+                        r.get("eventsPerKeyPerWindow"), r.get("discardingEventsPerSecond"), r.get("fileSinkEventsPerSecond"),
+                        r.get("oursEventsPerSecond"), r.get("ratio"), r.get("oursOverFileSink"), r.get("peakRssMiB")));
             }
         }
         return t.toString();

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.MetricConfig;
@@ -13,7 +14,8 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 
 /**
  * Keeps what the benchmark reads of a run's metrics in this JVM: the committer's commit-time
- * histogram and the records each subtask of the part-assembling operator received. Metrics are
+ * histogram, the records each subtask of the part-assembling operator received and the job's
+ * last checkpoint size. Metrics are
  * unregistered when the job ends, so their last values are taken then.
  */
 public final class BenchReporter implements MetricReporter {
@@ -21,6 +23,8 @@ public final class BenchReporter implements MetricReporter {
     static final Map<String, long[]> COMMITS = new ConcurrentHashMap<>();
     /** Records into the part-assembling operator, per subtask index. */
     static final Map<String, Long> ASSEMBLED = new ConcurrentHashMap<>();
+    /** The job's size of its last checkpoint (bytes), read while the run goes. */
+    static volatile Gauge<?> lastCheckpointSize;
 
     private final Map<Metric, String> live = new ConcurrentHashMap<>();
 
@@ -45,6 +49,8 @@ public final class BenchReporter implements MetricReporter {
         if (name.equals("commitMillis") && metric instanceof Histogram
                 && v.getOrDefault("<operator_name>", "").startsWith("snapshots")) {
             live.put(metric, "commit/" + subtask);
+        } else if (name.equals("lastCheckpointSize") && metric instanceof Gauge<?> g) {
+            lastCheckpointSize = g;
         } else if (name.equals("numRecordsIn") && metric instanceof Counter
                 && v.getOrDefault("<operator_name>", "").startsWith("snapshot-parts")) {
             live.put(metric, "assembled/" + subtask);

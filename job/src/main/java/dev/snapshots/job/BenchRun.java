@@ -29,6 +29,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.plugin.PluginUtils;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -127,6 +128,7 @@ public final class BenchRun {
         job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
         memory.interrupt();
+        memory.sample();
         double steadySeconds = (Math.max(MARKS.get(1), MARKS.get(3)) - Math.max(MARKS.get(0), MARKS.get(2))) / 1e9;
 
         Map<String, Object> out = new LinkedHashMap<>();
@@ -141,7 +143,8 @@ public final class BenchRun {
         out.put("commitMillis", BenchReporter.COMMITS.values().stream().flatMapToLong(LongStream::of).sorted().toArray());
         out.put("assembledPerSubtask", BenchReporter.ASSEMBLED);
         out.put("peakRssBytes", peakRss());
-        out.put("oldGenBytes", memory.samples());
+        out.put("oldGenBytes", memory.oldGen());
+        out.put("checkpointBytes", memory.checkpointed());
         Files.writeString(result, new ObjectMapper().writeValueAsString(out));
         System.exit(0); // the MiniCluster's threads would keep the JVM
     }
@@ -210,13 +213,15 @@ public final class BenchRun {
     }
 
     /**
-     * The old generation's occupancy, sampled every half second: what survived young collections,
-     * window state included. Flat over the run means nothing accumulates as windows pass. (G1's
-     * after-collection figure for the old generation only changes at mixed collections, which a
-     * short run may never have.)
+     * Every half second, the old generation's occupancy (what survived young collections, window
+     * state included) and the size of the job's last completed checkpoint (its state alone). G1
+     * leaves garbage in the old generation until a concurrent cycle, so the first can rise for a
+     * while in any run; the second is exact, and flat over the run means nothing accumulates in
+     * state as windows pass.
      */
     static final class MemorySampler extends Thread {
-        private final List<Long> samples = new ArrayList<>();
+        private final List<Long> oldGen = new ArrayList<>();
+        private final List<Long> checkpointed = new ArrayList<>();
 
         MemorySampler() {
             setDaemon(true);
@@ -227,25 +232,34 @@ public final class BenchRun {
             try {
                 while (true) {
                     Thread.sleep(500);
-                    long used = 0;
-                    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-                        if (pool.getType() == MemoryType.HEAP && pool.getName().contains("Old")) {
-                            used += pool.getUsage().getUsed();
-                        }
-                    }
-                    synchronized (samples) {
-                        samples.add(used);
-                    }
+                    sample();
                 }
             } catch (InterruptedException e) {
                 // the run is over
             }
         }
 
-        List<Long> samples() {
-            synchronized (samples) {
-                return List.copyOf(samples);
+        /** Also called once after the run, so even a short one has its final checkpoint's size. */
+        synchronized void sample() {
+            long used = 0;
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                if (pool.getType() == MemoryType.HEAP && pool.getName().contains("Old")) {
+                    used += pool.getUsage().getUsed();
+                }
             }
+            oldGen.add(used);
+            Gauge<?> size = BenchReporter.lastCheckpointSize;
+            if (size != null && size.getValue() instanceof Number n && n.longValue() > 0) {
+                checkpointed.add(n.longValue());
+            }
+        }
+
+        synchronized List<Long> oldGen() {
+            return List.copyOf(oldGen);
+        }
+
+        synchronized List<Long> checkpointed() {
+            return List.copyOf(checkpointed);
         }
     }
 

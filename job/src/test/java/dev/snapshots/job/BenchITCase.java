@@ -21,7 +21,7 @@ class BenchITCase {
     void aSmallRunMeasuresAllThreeSinksAndWritesItsReports() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int code = Cli.run(new String[] {"bench", "--events", "200000", "--keys", "500", "--runs", "1",
-            "--scale-keys", "500", "--scale-buckets", "1,2", "--scale-events", "100000", "--heap", "768m"},
+            "--scale-keys", "500", "--scale-buckets", "1,2", "--scale-events", "100000", "--heap", "768m", "--checkpoint-interval", "1s"},
                 new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
         String said = out.toString(StandardCharsets.UTF_8);
         System.out.print(said);
@@ -41,6 +41,8 @@ class BenchITCase {
         assertThat(results.path("comparison").path("oursOverDiscarding").asDouble()).isPositive();
         assertThat(results.path("comparison").path("oursOverFileSink").asDouble()).isPositive();
         assertThat(results.path("scaling")).hasSize(2);
+        results.path("scaling").forEach(row -> assertThat(row.path("fileSinkEventsPerSecond").asLong()).isPositive());
+        assertThat(sinks.path("ours").path("checkpointKiBByQuarter")).as("checkpoint sizes were sampled").isNotEmpty();
         assertThat(said).contains("ours / discarding:", "events/s");
         assertThat(Files.readString(dir.resolve("BENCHMARKS.md"))).contains("Command: `./snapshots bench", "chart.png");
         byte[] png = Files.readAllBytes(dir.resolve("chart.png"));
