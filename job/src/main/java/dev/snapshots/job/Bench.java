@@ -383,7 +383,10 @@ final class Bench {
                 .get("ours").get("assembledPerSubtask")));
         ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> {
             if (s.get("profile") instanceof JsonNode p) {
-                t.append(String.format("%n%s, CPU samples (%d) on:%n", sink, p.path("samples").asInt()));
+                t.append(String.format("%n%s, CPU samples (%d) by thread (Flink task):%n", sink, p.path("samples").asInt()));
+                p.path("threadsPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
+                        e.getValue().asDouble(), e.getKey())));
+                t.append("  on:\n");
                 p.path("topFramesPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
                         e.getValue().asDouble(), e.getKey())));
                 for (String[] part : new String[][] {{"ourInnermostFramesPercent", "our code (job and library)"},

@@ -8,12 +8,15 @@ import java.util.Map;
 import java.util.TreeMap;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
 /**
  * Where a benchmark run's CPU went, from its JFR recording: the share of execution samples per
- * top frame (the method on CPU), per innermost frame of our own code on the stack (what of ours,
- * including what it calls, costs the most), and the same for the sink library alone.
+ * thread (a Flink task is a thread, so this is per operator chain), per top frame (the method on
+ * CPU), per innermost frame of our own code on the stack (what of ours, including what it calls,
+ * costs the most), and the same for the sink library alone. Samples are of Java threads only:
+ * garbage collection and JIT compilation are not in them.
  */
 final class Profile {
     private static final int TOP = 12;
@@ -24,6 +27,7 @@ final class Profile {
         Map<String, Integer> top = new TreeMap<>();
         Map<String, Integer> ours = new TreeMap<>();
         Map<String, Integer> sink = new TreeMap<>();
+        Map<String, Integer> threads = new TreeMap<>();
         int samples = 0;
         for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
             if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) {
@@ -35,6 +39,7 @@ final class Profile {
             }
             samples++;
             top.merge(name(frames.get(0)), 1, Integer::sum);
+            threads.merge(task(e.getThread("sampledThread")), 1, Integer::sum);
             frames.stream().filter(f -> f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
                     .ifPresent(f -> ours.merge(name(f), 1, Integer::sum));
             frames.stream().filter(f -> !f.getMethod().getType().getName().startsWith("dev.snapshots.job.")
@@ -43,10 +48,17 @@ final class Profile {
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("samples", samples);
+        out.put("threadsPercent", shares(threads, samples));
         out.put("topFramesPercent", shares(top, samples));
         out.put("ourInnermostFramesPercent", shares(ours, samples));
         out.put("libraryInnermostFramesPercent", shares(sink, samples));
         return out;
+    }
+
+    /** A thread's name without its subtask and attempt ("(1/2)#0"): a Flink task's subtasks add up. */
+    private static String task(RecordedThread t) {
+        String name = t == null || t.getJavaName() == null ? "?" : t.getJavaName();
+        return name.replaceAll(" \\(\\d+/\\d+\\)#\\d+$", "");
     }
 
     private static String name(RecordedFrame f) {

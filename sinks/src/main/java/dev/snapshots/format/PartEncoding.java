@@ -45,24 +45,91 @@ public final class PartEncoding {
 
     /** The file of a part of this kind: Parquet for snapshots, JSON lines for dead letters. */
     public static byte[] encode(PartKind kind, List<GenericRecord> rows, Schema schema) throws IOException {
-        return kind == PartKind.SNAPSHOT ? encode(rows, schema) : encodeJsonLines(rows, schema);
+        BytesOutput out = new BytesOutput();
+        BulkWriter<GenericRecord> writer = writer(kind, schema, out);
+        for (GenericRecord row : rows) {
+            writer.addElement(row);
+        }
+        writer.finish();
+        return out.bytes.toByteArray();
+    }
+
+    /** Parquet bytes of {@code rows}, in the order given. */
+    public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {
+        return encode(PartKind.SNAPSHOT, rows, schema);
     }
 
     public static List<GenericRecord> decode(PartKind kind, byte[] content, Schema schema) throws IOException {
         return kind == PartKind.SNAPSHOT ? decode(content) : decodeJsonLines(content, schema);
     }
 
+    private static BulkWriter<GenericRecord> writer(PartKind kind, Schema schema, FSDataOutputStream out) throws IOException {
+        return kind == PartKind.SNAPSHOT ? parquetWriters(schema).create(out) : new JsonLines(schema, out);
+    }
+
+    /**
+     * Encodes one part row by row and fingerprints it on the way, so each row's record lives for
+     * its own turn only: a part of 250,000 rows never holds 250,000 records (and their boxed
+     * fields) at once, which G1 would otherwise promote and collect concurrently.
+     */
+    public static final class PartWriter {
+        private final BytesOutput out = new BytesOutput();
+        private final BulkWriter<GenericRecord> writer;
+        private final Fingerprint fingerprint;
+        private int rows;
+
+        public PartWriter(PartKind kind, Schema schema, int schemaVersion) throws IOException {
+            this.writer = writer(kind, schema, out);
+            this.fingerprint = new Fingerprint(schema, schemaVersion);
+        }
+
+        public void add(GenericRecord row) throws IOException {
+            fingerprint.add(row);
+            writer.addElement(row);
+            rows++;
+        }
+
+        /** The file, once every row is added. */
+        public byte[] finish() throws IOException {
+            writer.finish();
+            return out.bytes.toByteArray();
+        }
+
+        /** The part's {@linkplain PartEncoding#fingerprint fingerprint}, once every row is added. */
+        public String fingerprint() {
+            return fingerprint.hex();
+        }
+
+        public int rows() {
+            return rows;
+        }
+    }
+
     /** One Avro-JSON object per line: readable with jq or any JSON-lines reader. */
-    static byte[] encodeJsonLines(List<GenericRecord> rows, Schema schema) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
-        for (GenericRecord row : rows) {
+    private static final class JsonLines implements BulkWriter<GenericRecord> {
+        private final Schema schema;
+        private final FSDataOutputStream out;
+        private final GenericDatumWriter<GenericRecord> writer;
+
+        JsonLines(Schema schema, FSDataOutputStream out) {
+            this.schema = schema;
+            this.out = out;
+            this.writer = new GenericDatumWriter<>(schema);
+        }
+
+        @Override
+        public void addElement(GenericRecord row) throws IOException {
             JsonEncoder encoder = EncoderFactory.get().jsonEncoder(schema, out);
             writer.write(row, encoder);
             encoder.flush();
             out.write('\n');
         }
-        return out.toByteArray();
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void finish() {}
     }
 
     static List<GenericRecord> decodeJsonLines(byte[] content, Schema schema) throws IOException {
@@ -97,17 +164,6 @@ public final class PartEncoding {
         return new ParquetWriterFactory<>(builder);
     }
 
-    /** Parquet bytes of {@code rows}, in the order given. */
-    public static byte[] encode(List<GenericRecord> rows, Schema schema) throws IOException {
-        BytesOutput out = new BytesOutput();
-        BulkWriter<GenericRecord> writer = parquetWriters(schema).create(out);
-        for (GenericRecord row : rows) {
-            writer.addElement(row);
-        }
-        writer.finish();
-        return out.bytes.toByteArray();
-    }
-
     /** The records of a Parquet part, read with parquet-avro's reader. */
     public static List<GenericRecord> decode(byte[] parquet) throws IOException {
         List<GenericRecord> rows = new ArrayList<>();
@@ -128,17 +184,30 @@ public final class PartEncoding {
      * same whichever JVM wrote the file and whatever parquet-java put in the footer.
      */
     public static String fingerprint(List<GenericRecord> rows, Schema schema, int schemaVersion) {
-        MessageDigest sha = sha256();
-        sha.update(FINGERPRINT_DOMAIN);
-        sha.update(ByteBuffer.allocate(12)
-                .putInt(schemaVersion)
-                .putLong(SchemaNormalization.parsingFingerprint64(schema))
-                .array());
-        GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
-        RowBuffer row = new RowBuffer();
-        ByteBuffer length = ByteBuffer.allocate(4);
-        BinaryEncoder encoder = null;
-        for (GenericRecord r : rows) {
+        Fingerprint fingerprint = new Fingerprint(schema, schemaVersion);
+        rows.forEach(fingerprint::add);
+        return fingerprint.hex();
+    }
+
+    /** The fingerprint's hash, fed one row at a time. */
+    private static final class Fingerprint {
+        private final MessageDigest sha = sha256();
+        private final GenericDatumWriter<GenericRecord> writer;
+        /** One row's encoding, hashed in place: a part has thousands of rows, each would be copied. */
+        private final RowBuffer row = new RowBuffer();
+        private final ByteBuffer length = ByteBuffer.allocate(4);
+        private BinaryEncoder encoder;
+
+        Fingerprint(Schema schema, int schemaVersion) {
+            sha.update(FINGERPRINT_DOMAIN);
+            sha.update(ByteBuffer.allocate(12)
+                    .putInt(schemaVersion)
+                    .putLong(SchemaNormalization.parsingFingerprint64(schema))
+                    .array());
+            writer = new GenericDatumWriter<>(schema);
+        }
+
+        void add(GenericRecord r) {
             row.reset();
             encoder = EncoderFactory.get().directBinaryEncoder(row, encoder);
             try {
@@ -149,7 +218,10 @@ public final class PartEncoding {
             sha.update(length.putInt(0, row.size()).array());
             sha.update(row.contents(), 0, row.size());
         }
-        return HexFormat.of().formatHex(sha.digest());
+
+        String hex() {
+            return HexFormat.of().formatHex(sha.digest());
+        }
     }
 
     /** Avro binary encoding of one record: the canonical bytes rows are sorted and hashed by. */
@@ -177,7 +249,6 @@ public final class PartEncoding {
         }
     }
 
-    /** One row's encoding, hashed in place: a part has thousands of rows, each would be copied. */
     private static final class RowBuffer extends ByteArrayOutputStream {
         byte[] contents() {
             return buf;
