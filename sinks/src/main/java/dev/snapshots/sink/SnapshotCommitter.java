@@ -9,16 +9,23 @@ import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 import org.slf4j.Logger;
@@ -54,7 +61,15 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         DIVERGENT
     }
 
+    /**
+     * Parts of one commit are published this many at a time. A commit holds every part closed
+     * since the previous checkpoint, each one or two round trips to S3; one by one, 32 parts took
+     * 1.3 s against S3Proxy. Parts have distinct keys, so their order does not matter.
+     */
+    static final int PUBLISH_CONCURRENCY = 8;
+
     private final ObjectStore store;
+    private final ExecutorService publishers;
     private final Backoff backoff;
     private final PartKind kind;
     private final String pipeline;
@@ -71,6 +86,11 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
+        this.publishers = Executors.newFixedThreadPool(PUBLISH_CONCURRENCY, r -> {
+            Thread t = new Thread(r, "snapshot-publisher");
+            t.setDaemon(true);
+            return t;
+        });
         this.backoff = config.backoff();
         this.kind = config.kind();
         this.pipeline = config.pipeline();
@@ -80,8 +100,9 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         this.created = metrics.counter("partsCreated");
         this.collapsed = metrics.counter("partsCollapsed");
         this.divergent = metrics.counter("partsDivergent");
-        this.retries = metrics.counter("storeRetries");
-        this.conflicts = metrics.counter("storeConflicts");
+        // Counted from the publishing threads.
+        this.retries = metrics.counter("storeRetries", new ThreadSafeSimpleCounter());
+        this.conflicts = metrics.counter("storeConflicts", new ThreadSafeSimpleCounter());
         this.commitMillis = metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
     }
 
@@ -95,6 +116,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
         Map<Integer, SnapshotCommittable> marks = new TreeMap<>();
         long lastWindowEnd = Long.MIN_VALUE;
+        List<CommitRequest<SnapshotCommittable>> parts = new ArrayList<>();
+        List<Future<Outcome>> publishing = new ArrayList<>();
         for (CommitRequest<SnapshotCommittable> request : requests) {
             SnapshotCommittable part = request.getCommittable();
             if (part.isMark()) {
@@ -102,7 +125,20 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 continue;
             }
             lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
-            Outcome outcome = publish(part);
+            parts.add(request);
+            publishing.add(publishers.submit(() -> publish(part)));
+        }
+        Throwable failure = null;
+        for (int i = 0; i < parts.size(); i++) {
+            Outcome outcome;
+            try {
+                outcome = publishing.get(i).get();
+            } catch (ExecutionException e) {
+                // Wait for the others anyway: none may still be writing once the commit has failed.
+                failure = failure != null ? failure : e.getCause();
+                continue;
+            }
+            CommitRequest<SnapshotCommittable> request = parts.get(i);
             switch (outcome) {
                 case CREATED:
                     created.inc();
@@ -118,6 +154,15 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 default:
                     throw new IllegalStateException(outcome.name());
             }
+        }
+        if (failure instanceof IOException io) {
+            throw io;
+        } else if (failure instanceof InterruptedException interrupted) {
+            throw interrupted;
+        } else if (failure instanceof RuntimeException unchecked) {
+            throw unchecked;
+        } else if (failure != null) {
+            throw new IOException("publishing a part failed", failure);
         }
         // Only now are all parts handed over with these marks published.
         for (SnapshotCommittable mark : marks.values()) {
@@ -216,6 +261,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     @Override
     public void close() {
+        publishers.shutdownNow();
         store.close();
     }
 }
