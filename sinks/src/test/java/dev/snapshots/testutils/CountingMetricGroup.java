@@ -8,11 +8,18 @@ import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 
 /** A metric group that keeps its counters, for tests that drive a committer directly. */
 public final class CountingMetricGroup extends UnregisteredMetricsGroup {
-    private final Map<String, SimpleCounter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
     @Override
     public Counter counter(String name) {
         return counters.computeIfAbsent(name, n -> new SimpleCounter());
+    }
+
+    /** Counters the code brings itself (thread-safe ones, say) are kept too. */
+    @Override
+    public <C extends Counter> C counter(String name, C counter) {
+        counters.putIfAbsent(name, counter);
+        return counter;
     }
 
     public long count(String name) {
