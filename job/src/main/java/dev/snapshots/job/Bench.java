@@ -152,9 +152,9 @@ final class Bench {
         Map<String, Object> sinks = new LinkedHashMap<>();
         bySink.forEach((sink, list) -> sinks.put(sink.name().toLowerCase(), summary(list)));
         comparison.put("sinks", sinks);
-        double ours = median(bySink.get(BenchRun.Sink.OURS));
-        comparison.put("oursOverDiscarding", round(ours / median(bySink.get(BenchRun.Sink.DISCARDING)), 3));
-        comparison.put("oursOverFileSink", round(ours / median(bySink.get(BenchRun.Sink.FILESINK)), 3));
+        double ours = median(bySink.get(BenchRun.Sink.OURS), "eventsPerSecond");
+        comparison.put("oursOverDiscarding", round(ours / median(bySink.get(BenchRun.Sink.DISCARDING), "eventsPerSecond"), 3));
+        comparison.put("oursOverFileSink", round(ours / median(bySink.get(BenchRun.Sink.FILESINK), "eventsPerSecond"), 3));
         return comparison;
     }
 
@@ -284,8 +284,7 @@ final class Bench {
         s.put("eventsPerSecondMin", Math.round(rates[0]));
         s.put("eventsPerSecondMax", Math.round(rates[rates.length - 1]));
         s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median, 1));
-        s.put("eventsPerSecondOverallMedian", Math.round(median(runs.stream()
-                .mapToDouble(r -> r.path("eventsPerSecondOverall").asDouble()).sorted().toArray())));
+        s.put("eventsPerSecondOverallMedian", Math.round(median(runs, "eventsPerSecondOverall")));
         long[] commits = runs.stream().flatMapToLong(r -> Arrays.stream(longs(r.path("commitMillis")))).sorted().toArray();
         s.put("commitMillisP50", commits.length == 0 ? null : percentile(commits, 50));
         s.put("commitMillisP99", commits.length == 0 ? null : percentile(commits, 99));
@@ -323,8 +322,8 @@ final class Bench {
         return out;
     }
 
-    private static double median(List<JsonNode> runs) {
-        return median(runs.stream().mapToDouble(r -> r.path("eventsPerSecond").asDouble()).sorted().toArray());
+    private static double median(List<JsonNode> runs, String field) {
+        return median(runs.stream().mapToDouble(r -> r.path(field).asDouble()).sorted().toArray());
     }
 
     private static double median(double[] sorted) {

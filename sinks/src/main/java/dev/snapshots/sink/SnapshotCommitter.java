@@ -116,8 +116,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
         Map<Integer, SnapshotCommittable> marks = new TreeMap<>();
         long lastWindowEnd = Long.MIN_VALUE;
-        List<CommitRequest<SnapshotCommittable>> parts = new ArrayList<>();
-        List<Future<Outcome>> publishing = new ArrayList<>();
+        // A list, not a map: Flink's commit requests are equal by value, and each needs its own outcome.
+        List<Publishing> publishing = new ArrayList<>();
         for (CommitRequest<SnapshotCommittable> request : requests) {
             SnapshotCommittable part = request.getCommittable();
             if (part.isMark()) {
@@ -125,20 +125,19 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 continue;
             }
             lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
-            parts.add(request);
-            publishing.add(publishers.submit(() -> publish(part)));
+            publishing.add(new Publishing(request, publishers.submit(() -> publish(part))));
         }
         Throwable failure = null;
-        for (int i = 0; i < parts.size(); i++) {
+        for (Publishing published : publishing) {
             Outcome outcome;
             try {
-                outcome = publishing.get(i).get();
+                outcome = published.outcome().get();
             } catch (ExecutionException e) {
                 // Wait for the others anyway: none may still be writing once the commit has failed.
                 failure = failure != null ? failure : e.getCause();
                 continue;
             }
-            CommitRequest<SnapshotCommittable> request = parts.get(i);
+            CommitRequest<SnapshotCommittable> request = published.request();
             switch (outcome) {
                 case CREATED:
                     created.inc();
@@ -173,6 +172,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             through.ifPresent(t -> completeThrough = t);
         }
     }
+
+    private record Publishing(CommitRequest<SnapshotCommittable> request, Future<Outcome> outcome) {}
 
     Outcome publish(SnapshotCommittable part) throws IOException, InterruptedException {
         return backoff.run(retries, "publish " + part.key() + " to " + store.describe(), () -> attempt(part));
