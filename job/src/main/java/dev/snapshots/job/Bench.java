@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.FaultProxy;
@@ -40,7 +41,7 @@ final class Bench {
     static final String USAGE = String.join("\n",
             "usage: snapshots bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
             "                       [--scale-keys K1,K2,..] [--scale-buckets B1,B2,..] [--scale-events N] [--heap SIZE] [--gc g1|parallel] [--profile yes|no]",
-            "                       [--checkpoint-interval D]",
+            "                       [--checkpoint-interval D] [--publish-concurrency N]",
             "",
             "  --events N          events per comparison run [20000000]",
             "  --keys K            keys (devices) per window [10000]",
@@ -52,6 +53,7 @@ final class Bench {
             "  --scale-events N    events per scaling run (at least 8 x keys) [8000000]",
             "  --heap SIZE         -Xmx of each run's JVM [3g]",
             "  --checkpoint-interval D  how often the runs checkpoint (and FileSink and ours commit) [10s, the job's default]",
+            "  --publish-concurrency N  parts our sink publishes at a time per commit [8, the sink's default]",
             "  --gc g1|parallel    the runs' garbage collector [g1]",
             "  --profile yes|no    record each run with JFR and report where its CPU samples fall [no]",
             "",
@@ -60,7 +62,7 @@ final class Bench {
     private static final String[][] FLAGS = {
         {"events", "20000000"}, {"keys", "10000"}, {"buckets", "4"}, {"store", "file"}, {"runs", "3"},
         {"scale-keys", "10000,100000,1000000"}, {"scale-buckets", "1,4,16"}, {"scale-events", "8000000"}, {"heap", "3g"}, {"gc", "g1"}, {"profile", "no"},
-        {"checkpoint-interval", "10s"},
+        {"checkpoint-interval", "10s"}, {"publish-concurrency", Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)},
     };
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -92,7 +94,7 @@ final class Bench {
             throw new IllegalArgumentException("--store must be file or s3, got '" + flags.get("store") + "'");
         }
         JobConfig.parseDuration("checkpoint-interval", flags.get("checkpoint-interval")); // the runs' job parses it the same way
-        for (String n : List.of("events", "keys", "buckets", "runs", "scale-events")) {
+        for (String n : List.of("events", "keys", "buckets", "runs", "scale-events", "publish-concurrency")) {
             if (!flags.get(n).matches("[1-9]\\d{0,10}")) {
                 throw new IllegalArgumentException("--" + n + " must be a positive whole number, got '" + flags.get(n) + "'");
             }
@@ -213,7 +215,7 @@ final class Bench {
                 "-Dsnapshots.log=" + out.resolve("runs/" + name + ".log"),
                 "-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
                 sink.name(), Long.toString(events), Integer.toString(keys), Integer.toString(buckets), store, endpoint, result.toString(),
-                flags.get("checkpoint-interval")));
+                flags.get("checkpoint-interval"), flags.get("publish-concurrency")));
         if (flags.get("profile").equals("yes")) {
             command.add(1, "-XX:StartFlightRecording=filename=" + out.resolve("runs/" + name + ".jfr") + ",settings=profile");
         }

@@ -71,6 +71,7 @@ public final class BenchRun {
         String endpoint = args[5];
         Path result = Path.of(args[6]);
         String checkpointInterval = args[7];
+        String publishConcurrency = args[8];
 
         // Enough events per window that nearly every key appears in each: twice the keys.
         long perWindow = Math.max(2L * keys, events / 40);
@@ -78,6 +79,7 @@ public final class BenchRun {
         List<String> flags = new ArrayList<>(List.of("--store", sink == Sink.OURS ? storeUri : "file:///unused",
                 "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
                 "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", checkpointInterval,
+                "--publish-concurrency", publishConcurrency,
                 "--parallelism", Integer.toString(PARALLELISM)));
         if (sink == Sink.OURS && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
@@ -29,6 +30,8 @@ public final class JobConfig implements Serializable {
         {"endpoint", "", "S3-compatible endpoint for local S3, e.g. http://127.0.0.1:9000"},
         {"region", "", "AWS region of the store (default: the SDK's chain)"},
         {"checkpoint-interval", "10s", "how often parts are committed"},
+        {"publish-concurrency", Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY),
+            "parts of a commit published to the store at a time"},
         {"parallelism", "2", "operator parallelism (keys never depend on it)"},
         {"max-record-bytes", "65536", "larger records are dead-lettered as oversized"},
         {"future-horizon", "1h", "events this far after their arrival are dead-lettered"},
@@ -104,6 +107,7 @@ public final class JobConfig implements Serializable {
         named("buckets", () -> WorkIdentity.requireBuckets(0, buckets()));
         named("window", () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
         requireAtLeast("parallelism", 1);
+        requireAtLeast("publish-concurrency", 1);
         requireAtLeast("max-record-bytes", 1);
         for (String d : new String[] {"out-of-orderness", "idleness", "checkpoint-interval", "future-horizon", "past-horizon"}) {
             duration(d);

@@ -102,6 +102,7 @@ public final class SnapshotPipeline {
                 .bucketCount(buckets)
                 .windowLength(config.windowLength())
                 .store(config.store())
+                .publishConcurrency((int) config.number("publish-concurrency"))
                 .rowFormat(format);
     }
 

@@ -16,6 +16,7 @@ class CliTest {
     @CsvSource(delimiter = '|', value = {
         "run --store file:///tmp/x --window 7m | --window / window length must divide a day evenly",
         "run --store file:///tmp/x --buckets 0 | bucket count must be in 1..99999, got 0",
+        "run --store file:///tmp/x --publish-concurrency 0 | --publish-concurrency must be >= 1, got 0",
         "run --store file:///tmp/x --out-of-orderness soon | --out-of-orderness must be a duration like 500ms",
         "run --store ftp://host/x | must start with file:// or s3://",
         "run --store file:///tmp/x --pipeline Orders/EU | pipeline name 'Orders/EU' must be 1-63 characters",
@@ -32,6 +33,7 @@ class CliTest {
         "chaos --colour blue | unknown or incomplete flag '--colour'",
         "bench --store ftp | --store must be file or s3, got 'ftp'",
         "bench --events lots | --events must be a positive whole number, got 'lots'",
+        "bench --publish-concurrency 0 | --publish-concurrency must be a positive whole number, got '0'",
         "upgrade --rest http://127.0.0.1:1 --jar job.jar --store file:///tmp/x | --roll is required for upgrade",
         "replay --rest http://127.0.0.1:1 --jar job.jar --store file:///tmp/x | --from-savepoint is required for replay",
         "promote file:///tmp/x | --job-version N is required",

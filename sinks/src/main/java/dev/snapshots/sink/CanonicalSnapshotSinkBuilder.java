@@ -21,6 +21,13 @@ public final class CanonicalSnapshotSinkBuilder<T> {
      */
     public static final int DEFAULT_INLINE_THRESHOLD_BYTES = 1 << 20;
 
+    /**
+     * Parts of one commit published at a time. A commit holds every part closed since the
+     * previous checkpoint, each one or two round trips to S3; one by one, 32 parts took 1.3 s
+     * against S3Proxy. Parts have distinct keys, so their order does not matter.
+     */
+    public static final int DEFAULT_PUBLISH_CONCURRENCY = 8;
+
     private String pipeline;
     private Integer jobVersion;
     private int schemaVersion = DEFAULT_SCHEMA_VERSION;
@@ -31,6 +38,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     private RowFormat<T> rowFormat;
     private int inlineThresholdBytes = DEFAULT_INLINE_THRESHOLD_BYTES;
     private Backoff backoff = Backoff.DEFAULT;
+    private int publishConcurrency = DEFAULT_PUBLISH_CONCURRENCY;
     private PartKind kind = PartKind.SNAPSHOT;
 
     CanonicalSnapshotSinkBuilder() {}
@@ -91,6 +99,12 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         return this;
     }
 
+    /** See {@link #DEFAULT_PUBLISH_CONCURRENCY}; 1 publishes a commit's parts one by one. */
+    public CanonicalSnapshotSinkBuilder<T> publishConcurrency(int parts) {
+        this.publishConcurrency = parts;
+        return this;
+    }
+
     /** Publish rejected input as JSON lines under {@code _deadletter/} instead of Parquet snapshots. */
     public CanonicalSnapshotSinkBuilder<T> deadLetters() {
         this.kind = PartKind.DEAD_LETTER;
@@ -112,8 +126,11 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         if (inlineThresholdBytes < 0) {
             throw new IllegalArgumentException("inline threshold must be >= 0 bytes, got " + inlineThresholdBytes);
         }
+        if (publishConcurrency < 1) {
+            throw new IllegalArgumentException("publish concurrency must be >= 1 part at a time, got " + publishConcurrency);
+        }
         SnapshotSinkConfig<T> config = new SnapshotSinkConfig<>(pipeline, jobVersion, schemaVersion, bucketCount,
-                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, backoff, kind);
+                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, publishConcurrency, backoff, kind);
         config.identity(0, 0); // validates the remaining identity fields now, not on the first record
         return new CanonicalSnapshotSink<>(config);
     }

@@ -61,13 +61,6 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         DIVERGENT
     }
 
-    /**
-     * Parts of one commit are published this many at a time. A commit holds every part closed
-     * since the previous checkpoint, each one or two round trips to S3; one by one, 32 parts took
-     * 1.3 s against S3Proxy. Parts have distinct keys, so their order does not matter.
-     */
-    static final int PUBLISH_CONCURRENCY = 8;
-
     private final ObjectStore store;
     private final ExecutorService publishers;
     private final Backoff backoff;
@@ -86,7 +79,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
-        this.publishers = Executors.newFixedThreadPool(PUBLISH_CONCURRENCY, r -> {
+        this.publishers = Executors.newFixedThreadPool(config.publishConcurrency(), r -> {
             Thread t = new Thread(r, "snapshot-publisher");
             t.setDaemon(true);
             return t;

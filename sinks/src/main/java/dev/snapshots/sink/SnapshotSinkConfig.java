@@ -19,6 +19,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final StoreSpec store;
     private final RowFormat<T> rowFormat;
     private final int inlineThresholdBytes;
+    private final int publishConcurrency;
     private final Backoff backoff;
     private final PartKind kind;
 
@@ -32,6 +33,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             StoreSpec store,
             RowFormat<T> rowFormat,
             int inlineThresholdBytes,
+            int publishConcurrency,
             Backoff backoff,
             PartKind kind) {
         this.pipeline = pipeline;
@@ -43,6 +45,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.store = store;
         this.rowFormat = rowFormat;
         this.inlineThresholdBytes = inlineThresholdBytes;
+        this.publishConcurrency = publishConcurrency;
         this.backoff = backoff;
         this.kind = kind;
     }
@@ -83,6 +86,10 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     public int inlineThresholdBytes() {
         return inlineThresholdBytes;
+    }
+
+    public int publishConcurrency() {
+        return publishConcurrency;
     }
 
     public Backoff backoff() {

@@ -49,6 +49,8 @@ public final class FaultProxy implements AutoCloseable {
     private final Random random;
     private final Map<Fault, AtomicInteger> injected = new ConcurrentHashMap<>();
     private final AtomicInteger forwarded = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger peakInFlight = new AtomicInteger();
     private volatile double rate;
     private volatile Set<Fault> faults = EnumSet.noneOf(Fault.class);
     private volatile long outageUntilNanos;
@@ -116,7 +118,21 @@ public final class FaultProxy implements AutoCloseable {
         return forwarded.get();
     }
 
+    /** The most requests it has had open at once: how parallel the client really was. */
+    public int peakInFlight() {
+        return peakInFlight.get();
+    }
+
     private void handle(HttpExchange exchange) throws IOException {
+        peakInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+        try {
+            serve(exchange);
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private void serve(HttpExchange exchange) throws IOException {
         try (exchange) {
             byte[] body = exchange.getRequestBody().readAllBytes();
             if (System.nanoTime() < outageUntilNanos) {

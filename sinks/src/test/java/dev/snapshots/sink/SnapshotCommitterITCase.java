@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -160,11 +161,40 @@ class SnapshotCommitterITCase {
         }
     }
 
+    @Test
+    void aCommitPublishesItsPartsAsManyAtATimeAsConfiguredAndAllLand() throws Exception {
+        StoreSpec direct = StoreKind.S3_INLINE.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 4); ObjectStore store = direct.open()) {
+            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            List<TestCommitRequest<SnapshotCommittable>> requests = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                requests.add(new TestCommitRequest<>(part(store, StoreKind.S3_INLINE, "job-a",
+                        new KeyTotal("dev-1", WINDOW + i * 300_000L, 2, 10))));
+            }
+            proxy.inject(1.0, Set.of(Fault.LATENCY)); // 200-1000 ms each: requests of one commit overlap
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            try (SnapshotCommitter committer = committer(viaProxy, metrics, 3)) {
+                committer.commit(new ArrayList<>(requests));
+            }
+
+            assertThat(proxy.peakInFlight()).as("parts in flight at once").isEqualTo(3);
+            assertThat(metrics.count("partsCreated")).isEqualTo(12);
+            for (TestCommitRequest<SnapshotCommittable> r : requests) {
+                assertThat(store.head(r.getCommittable().key())).as(r.getCommittable().key()).isPresent();
+            }
+        }
+    }
+
     private static SnapshotCommitter committer(StoreSpec spec, CountingMetricGroup metrics) {
+        return committer(spec, metrics, CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY);
+    }
+
+    private static SnapshotCommitter committer(StoreSpec spec, CountingMetricGroup metrics, int publishConcurrency) {
         return new SnapshotCommitter(CanonicalSnapshotSink.<KeyTotal>builder()
                 .pipeline("readings").jobVersion(1).bucketCount(4).windowLength(Duration.ofMinutes(5))
                 .store(spec).rowFormat(new KeyTotal.Format())
                 .retries(new Backoff(3, Duration.ofMillis(5), Duration.ofMillis(20)))
+                .publishConcurrency(publishConcurrency)
                 .build().config(), metrics);
     }
 
@@ -173,13 +203,13 @@ class SnapshotCommitterITCase {
         List<GenericRecord> records = List.of(new KeyTotal.Format().toRecord(row));
         String fingerprint = PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1);
         byte[] parquet = PartEncoding.encode(records, KeyTotal.SCHEMA);
-        String key = ObjectKeys.partKey(new WorkIdentity("readings", WINDOW, 300_000, 1, 1, 0, 4, ""));
+        String key = ObjectKeys.partKey(new WorkIdentity("readings", row.windowStart, 300_000, 1, 1, 0, 4, ""));
         Map<String, String> metadata = Map.of(PartMetadata.FINGERPRINT, fingerprint, PartMetadata.WRITER_JOB, job, PartMetadata.ROWS, "1");
         if (kind == StoreKind.S3_INLINE) {
-            return SnapshotCommittable.inline(key, WINDOW, WINDOW + 300_000, 0, fingerprint, 1, metadata, parquet);
+            return SnapshotCommittable.inline(key, row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, parquet);
         }
         StagedObject staged = store.stage(key, parquet, metadata);
-        return SnapshotCommittable.staged(WINDOW, WINDOW + 300_000, 0, fingerprint, 1, metadata, staged);
+        return SnapshotCommittable.staged(row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, staged);
     }
 
     private static TestCommitRequest<SnapshotCommittable> commit(SnapshotCommitter committer, SnapshotCommittable c)
