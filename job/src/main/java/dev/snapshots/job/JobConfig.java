@@ -1,7 +1,7 @@
 package dev.snapshots.job;
 
-import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
 import java.time.Duration;
