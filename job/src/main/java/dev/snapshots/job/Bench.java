@@ -359,16 +359,22 @@ final class Bench {
         return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getTotalMemorySize() : 0;
     }
 
+    /** One line per entry of a profile's {name: percent}. */
+    private static void appendShares(StringBuilder t, JsonNode shares) {
+        shares.fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n", e.getValue().asDouble(), e.getKey())));
+    }
+
     /** The comparison and the scaling table as plain-text tables. */
     @SuppressWarnings("unchecked")
     static String table(Map<String, Object> results) {
         StringBuilder t = new StringBuilder();
         Map<String, Object> c = (Map<String, Object>) results.get("comparison");
+        Map<String, Map<String, Object>> sinks = (Map<String, Map<String, Object>>) c.get("sinks");
         t.append(String.format("%n%,d events, %,d keys per window, %s buckets, %s rounds; %s%n%n", c.get("events"), c.get("keys"),
                 c.get("buckets"), c.get("runs"), results.get("machine")));
         t.append(String.format("%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s%n", "sink", "events/s", "min..max", "spread",
                 "whole run", "commit p50", "commit p99", "bytes", "objects", "peak RSS"));
-        ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append(String.format(
+        sinks.forEach((sink, s) -> t.append(String.format(
                 "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB%n", sink, s.get("eventsPerSecondMedian"),
                 shortRange(s), s.get("spreadPercent"), s.get("eventsPerSecondOverallMedian"), ms(s.get("commitMillisP50")), ms(s.get("commitMillisP99")),
                 s.get("bytesWritten"), s.get("objectsWritten"), s.get("peakRssMiB"))));
@@ -376,25 +382,21 @@ final class Bench {
                 + "%nours / discarding: %.3f    ours / FileSink: %.3f%n", c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
         for (String[] series : new String[][] {{"oldGenMiBByQuarter", "old generation (MiB)"}, {"checkpointKiBByQuarter", "checkpoint size (KiB)"}}) {
             t.append(series[1]).append(" at each quarter of the last run:");
-            ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> t.append("  ").append(sink).append(' ')
+            sinks.forEach((sink, s) -> t.append("  ").append(sink).append(' ')
                     .append(s.get(series[0])));
             t.append('\n');
         }
-        t.append(String.format("records assembled per subtask (ours): %s%n", ((Map<String, Map<String, Object>>) c.get("sinks"))
-                .get("ours").get("assembledPerSubtask")));
-        ((Map<String, Map<String, Object>>) c.get("sinks")).forEach((sink, s) -> {
+        t.append(String.format("records assembled per subtask (ours): %s%n", sinks.get("ours").get("assembledPerSubtask")));
+        sinks.forEach((sink, s) -> {
             if (s.get("profile") instanceof JsonNode p) {
                 t.append(String.format("%n%s, CPU samples (%d) by thread (Flink task):%n", sink, p.path("samples").asInt()));
-                p.path("threadsPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
-                        e.getValue().asDouble(), e.getKey())));
+                appendShares(t, p.path("threadsPercent"));
                 t.append("  on:\n");
-                p.path("topFramesPercent").fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
-                        e.getValue().asDouble(), e.getKey())));
+                appendShares(t, p.path("topFramesPercent"));
                 for (String[] part : new String[][] {{"ourInnermostFramesPercent", "our code (job and library)"},
                         {"libraryInnermostFramesPercent", "the sink library"}}) {
                     t.append("  with, innermost on the stack, ").append(part[1]).append(":\n");
-                    p.path(part[0]).fields().forEachRemaining(e -> t.append(String.format("  %5.1f%%  %s%n",
-                            e.getValue().asDouble(), e.getKey())));
+                    appendShares(t, p.path(part[0]));
                 }
             }
         });

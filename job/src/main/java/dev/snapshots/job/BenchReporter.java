@@ -15,8 +15,8 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 /**
  * Keeps what the benchmark reads of a run's metrics in this JVM: the committer's commit-time
  * histogram, the records each subtask of the part-assembling operator received and the job's
- * last checkpoint size. Metrics are
- * unregistered when the job ends, so their last values are taken then.
+ * last checkpoint size. Metrics are unregistered when the job ends, so their last values are
+ * taken then.
  */
 public final class BenchReporter implements MetricReporter {
     /** Every commit duration (ms) of the snapshot committers, per subtask, taken at the end. */

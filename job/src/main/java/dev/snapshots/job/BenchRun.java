@@ -42,7 +42,7 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  * (generator, parse, watermarks, five-minute windows, per-key aggregates) ending in one of three
  * sinks. Writes one JSON document of what it measured.
  *
- * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL</pre>
+ * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY</pre>
  */
 public final class BenchRun {
     /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
@@ -160,18 +160,22 @@ public final class BenchRun {
     static final class Interleaved implements GeneratorFunction<Long, RawRecord> {
         private final TelemetryGenerator generator;
         private final long half;
+        private final long steadyFrom;
+        private final long steadyTo;
 
         Interleaved(TelemetryGenerator generator, long total) {
             this.generator = generator;
             this.half = total / 2;
+            this.steadyFrom = (long) (half * STEADY_FROM);
+            this.steadyTo = (long) (half * STEADY_TO);
         }
 
         @Override
         public RawRecord map(Long i) {
             int split = i < half ? 0 : 1;
             long j = i - split * half;
-            if (j == (long) (half * STEADY_FROM) || j == (long) (half * STEADY_TO)) {
-                MARKS.set(2 * split + (j == (long) (half * STEADY_FROM) ? 0 : 1), System.nanoTime());
+            if (j == steadyFrom || j == steadyTo) {
+                MARKS.set(2 * split + (j == steadyFrom ? 0 : 1), System.nanoTime());
             }
             return generator.map(2 * j + (j % 2 == 0 ? split : 1 - split));
         }
