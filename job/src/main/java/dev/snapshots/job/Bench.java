@@ -41,7 +41,7 @@ final class Bench {
     static final String USAGE = String.join("\n",
             "usage: snapshots bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
             "                       [--scale-keys K1,K2,..] [--scale-buckets B1,B2,..] [--scale-events N] [--heap SIZE] [--gc g1|parallel] [--profile yes|no]",
-            "                       [--checkpoint-interval D] [--publish-concurrency N]",
+            "                       [--checkpoint-interval D] [--publish-concurrency N] [--catch-up yes|no]",
             "",
             "  --events N          events per comparison run [20000000]",
             "  --keys K            keys (devices) per window [10000]",
@@ -56,12 +56,14 @@ final class Bench {
             "  --publish-concurrency N  parts our sink publishes at a time per commit [8, the sink's default]",
             "  --gc g1|parallel    the runs' garbage collector [g1]",
             "  --profile yes|no    record each run with JFR and report where its CPU samples fall [no]",
+            "  --catch-up yes|no   also replay a backlog of 10 splits whose densities differ tenfold, with and without",
+            "                      watermark alignment (scale-events events, keys per window): events/s, heap and state [no]",
             "",
             "Writes target/bench/results.json, target/bench/BENCHMARKS.md and target/bench/chart.png.");
 
     private static final String[][] FLAGS = {
         {"events", "20000000"}, {"keys", "10000"}, {"buckets", "4"}, {"store", "file"}, {"runs", "3"},
-        {"scale-keys", "10000,100000,1000000"}, {"scale-buckets", "1,4,16"}, {"scale-events", "8000000"}, {"heap", "3g"}, {"gc", "g1"}, {"profile", "no"},
+        {"scale-keys", "10000,100000,1000000"}, {"scale-buckets", "1,4,16"}, {"scale-events", "8000000"}, {"heap", "3g"}, {"gc", "g1"}, {"profile", "no"}, {"catch-up", "no"},
         {"checkpoint-interval", "10s"}, {"publish-concurrency", Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)},
     };
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -84,8 +86,10 @@ final class Bench {
 
     static int run(String[] args, PrintStream stdout) throws Exception {
         Map<String, String> flags = Flags.parse(args, FLAGS, Set.of());
-        if (!List.of("yes", "no").contains(flags.get("profile"))) {
-            throw new IllegalArgumentException("--profile must be yes or no, got '" + flags.get("profile") + "'");
+        for (String yesNo : List.of("profile", "catch-up")) {
+            if (!List.of("yes", "no").contains(flags.get(yesNo))) {
+                throw new IllegalArgumentException("--" + yesNo + " must be yes or no, got '" + flags.get(yesNo) + "'");
+            }
         }
         if (!List.of("g1", "parallel").contains(flags.get("gc"))) {
             throw new IllegalArgumentException("--gc must be g1 or parallel, got '" + flags.get("gc") + "'");
@@ -119,6 +123,7 @@ final class Bench {
             results.put("machine", machine());
             results.put("comparison", compare());
             results.put("scaling", scale());
+            results.put("catchUp", catchUp());
             results.put("elapsedSeconds", Math.round((System.nanoTime() - startNanos) / 1e9));
             Files.writeString(out.resolve("results.json"), JSON.writeValueAsString(results) + "\n");
             chart(results);
@@ -194,8 +199,39 @@ final class Bench {
         return rows;
     }
 
+    /**
+     * A backlog replayed with and without watermark alignment: without it the sparse splits run
+     * ahead and every window between them and the densest split stays open in state.
+     */
+    private List<Map<String, Object>> catchUp() throws Exception {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        if (flags.get("catch-up").equals("no")) {
+            return rows;
+        }
+        long events = Long.parseLong(flags.get("scale-events"));
+        int keys = Integer.parseInt(flags.get("keys"));
+        for (String drift : List.of("0s", "5m")) {
+            JsonNode run = runOnce(BenchRun.Sink.OURS, events, keys, Integer.parseInt(flags.get("buckets")),
+                    "catch-up, max drift " + drift, drift);
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("maxDrift", drift);
+            row.put("events", run.path("events").asLong());
+            row.put("eventsPerSecond", Math.round(run.path("eventsPerSecond").asDouble()));
+            row.put("peakOldGenMiB", Arrays.stream(longs(run.path("oldGenBytes"))).max().orElse(0) >> 20);
+            row.put("peakCheckpointKiB", Arrays.stream(longs(run.path("checkpointBytes"))).max().orElse(0) >> 10);
+            row.put("peakRssMiB", run.path("peakRssBytes").asLong() >> 20);
+            rows.add(row);
+        }
+        return rows;
+    }
+
     /** One run in a fresh JVM; its measurements, plus bytes written and requests made. */
     private JsonNode runOnce(BenchRun.Sink sink, long events, int keys, int buckets, String label) throws Exception {
+        return runOnce(sink, events, keys, buckets, label, null);
+    }
+
+    /** @param maxDrift null: the comparison's input; else a catch-up with this watermark alignment */
+    private JsonNode runOnce(BenchRun.Sink sink, long events, int keys, int buckets, String label, String maxDrift) throws Exception {
         int n = ++runNumber;
         String name = String.format("%02d-%s", n, sink.name().toLowerCase());
         String store;
@@ -216,6 +252,9 @@ final class Bench {
                 "-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
                 sink.name(), Long.toString(events), Integer.toString(keys), Integer.toString(buckets), store, endpoint, result.toString(),
                 flags.get("checkpoint-interval"), flags.get("publish-concurrency")));
+        if (maxDrift != null) {
+            command.add(maxDrift);
+        }
         if (flags.get("profile").equals("yes")) {
             command.add(1, "-XX:StartFlightRecording=filename=" + out.resolve("runs/" + name + ".jfr") + ",settings=profile");
         }
@@ -400,6 +439,15 @@ final class Bench {
                 }
             }
         });
+        List<Map<String, Object>> catchUp = (List<Map<String, Object>>) results.get("catchUp");
+        if (!catchUp.isEmpty()) {
+            t.append(String.format("%ncatch-up of a backlog, 10 splits of tenfold densities over 2 subtasks:%n%-10s %12s %12s %16s %18s %9s%n",
+                    "max drift", "events", "events/s", "peak old gen", "peak checkpoint", "peak RSS"));
+            for (Map<String, Object> r : catchUp) {
+                t.append(String.format("%-10s %,12d %,12d %12s MiB %14s KiB %5s MiB%n", r.get("maxDrift"), r.get("events"),
+                        r.get("eventsPerSecond"), r.get("peakOldGenMiB"), r.get("peakCheckpointKiB"), r.get("peakRssMiB")));
+            }
+        }
         List<Map<String, Object>> scaling = (List<Map<String, Object>>) results.get("scaling");
         if (!scaling.isEmpty()) {
             t.append(String.format("%n%-10s %8s %10s %14s %14s %14s %11s %11s %9s%n", "keys", "buckets", "ev/key/win", "discarding/s",

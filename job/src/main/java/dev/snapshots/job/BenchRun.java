@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.sink.SnapshotParts;
@@ -17,12 +18,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.LongStream;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.core.execution.JobClient;
@@ -42,7 +40,11 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  * (generator, parse, watermarks, five-minute windows, per-key aggregates) ending in one of three
  * sinks. Writes one JSON document of what it measured.
  *
- * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY</pre>
+ * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY [MAX_DRIFT]</pre>
+ *
+ * <p>With MAX_DRIFT, a catch-up: the input is {@value #LANES} splits of equal size whose
+ * densities go 1 to {@value #LANES} times a base, all read from the start as a backlog, so the sparse
+ * splits race ahead in event time; MAX_DRIFT is the watermark alignment ({@code 0s}: none).
  */
 public final class BenchRun {
     /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
@@ -59,6 +61,8 @@ public final class BenchRun {
     static final double STEADY_TO = 0.9;
     /** Per split: when it passed {@link #STEADY_FROM}, when it passed {@link #STEADY_TO} (nanoTime). */
     static final AtomicLongArray MARKS = new AtomicLongArray(2 * PARALLELISM);
+    /** Splits of a catch-up run: densities differ tenfold. */
+    static final int LANES = 10;
 
     private BenchRun() {}
 
@@ -72,6 +76,7 @@ public final class BenchRun {
         Path result = Path.of(args[6]);
         String checkpointInterval = args[7];
         String publishConcurrency = args[8];
+        String maxDrift = args.length > 9 ? args[9] : null;
 
         // Enough events per window that nearly every key appears in each: twice the keys.
         long perWindow = Math.max(2L * keys, events / 40);
@@ -79,13 +84,14 @@ public final class BenchRun {
         List<String> flags = new ArrayList<>(List.of("--store", sink == Sink.OURS ? storeUri : "file:///unused",
                 "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
                 "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", checkpointInterval,
-                "--publish-concurrency", publishConcurrency,
+                "--publish-concurrency", publishConcurrency, "--max-drift", maxDrift == null ? "5m" : maxDrift,
                 "--parallelism", Integer.toString(PARALLELISM)));
         if (sink == Sink.OURS && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));
         }
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
-        long total = Sources.generatorCount(config) / 2 * 2; // even: the two generator splits are exact halves
+        // The generator's splits are exact halves, or tenths in a catch-up.
+        long total = Sources.generatorCount(config) / LANES * LANES;
 
         Configuration conf = SnapshotJob.embeddedConfiguration();
         conf.setString("metrics.reporter.bench.factory.class", BenchReporter.Factory.class.getName());
@@ -101,9 +107,10 @@ public final class BenchRun {
         env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
         env.enableCheckpointing(config.duration("checkpoint-interval").toMillis());
 
-        DataStream<RawRecord> raw = env.fromSource(new DataGeneratorSource<>(new Interleaved(Sources.generatorFunction(config), total),
-                total, RateLimiterStrategy.noOp(), TypeInformation.of(RawRecord.class)), WatermarkStrategy.noWatermarks(), "generator");
-        SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, raw);
+        DataStream<Ingested> judged = maxDrift == null
+                ? Sources.indexed(env, config, new Interleaved(Sources.generatorFunction(config), total), total, PARALLELISM, null, "generator")
+                : Sources.indexed(env, config, new Lanes(config, total), total, LANES, null, "generator");
+        SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, judged);
         streams.rejected().sinkTo(new DiscardingSink<>());
         WindowAggregate.Format format = new WindowAggregate.Format();
         switch (sink) {
@@ -140,7 +147,7 @@ public final class BenchRun {
         out.put("keys", keys);
         out.put("buckets", buckets);
         out.put("seconds", seconds);
-        out.put("eventsPerSecond", (STEADY_TO - STEADY_FROM) * total / steadySeconds);
+        out.put("eventsPerSecond", maxDrift == null ? (STEADY_TO - STEADY_FROM) * total / steadySeconds : total / seconds);
         out.put("eventsPerSecondOverall", total / seconds);
         out.put("commitMillis", BenchReporter.COMMITS.values().stream().flatMapToLong(LongStream::of).sorted().toArray());
         out.put("assembledPerSubtask", BenchReporter.ASSEMBLED);
@@ -178,6 +185,30 @@ public final class BenchRun {
                 MARKS.set(2 * split + (j == steadyFrom ? 0 : 1), System.nanoTime());
             }
             return generator.map(2 * j + (j % 2 == 0 ? split : 1 - split));
+        }
+    }
+
+    /**
+     * A catch-up's input: split k (of {@value #LANES} equal ones) is a stream of its own with k + 1
+     * times a tenth of the configured events per window, so every split has the same number of
+     * records but the sparse ones span ten times the event time of the dense one.
+     */
+    static final class Lanes implements GeneratorFunction<Long, RawRecord> {
+        private final TelemetryGenerator[] lanes = new TelemetryGenerator[LANES];
+        private final long perLane;
+
+        Lanes(JobConfig c, long total) {
+            this.perLane = total / LANES;
+            for (int k = 0; k < LANES; k++) {
+                lanes[k] = new TelemetryGenerator(c.instant("start").toEpochMilli(), c.number("seed") + k, (int) c.number("keys"),
+                        c.windowLength().toMillis(), (int) Math.max(1, c.number("events-per-window") * (k + 1) / LANES), 0, 0,
+                        c.duration("out-of-orderness").toMillis(), (int) c.number("max-record-bytes"));
+            }
+        }
+
+        @Override
+        public RawRecord map(Long i) {
+            return lanes[(int) (i / perLane)].map(i % perLane);
         }
     }
 

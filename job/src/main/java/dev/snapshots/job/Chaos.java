@@ -46,14 +46,16 @@ import software.amazon.awssdk.services.kinesis.model.PutRecordsRequestEntry;
 final class Chaos {
     static final String JOB_JAR = "job/target/snapshots-job-0.1.0-SNAPSHOT-job.jar";
     static final String USAGE = String.join("\n",
-            "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--seed S]",
-            "                       [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster] [--json]",
+            "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--catch-up C] [--s3-faults RATE] [--seed S]",
+            "                       [--shards H] [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster] [--json]",
             "",
             "  --windows N            windows of event time to produce [12]",
             "  --kills K              TaskManagers to SIGKILL at random moments, each replaced [2]",
             "  --overlap W            windows during which a second instance runs beside the first [3]",
+            "  --catch-up C           the second instance starts from a savepoint taken C windows earlier, and catches up [2]",
             "  --s3-faults RATE       fraction of S3 requests answered with 409, 503, latency or a dropped connection [0.05]",
             "  --seed S               seeds the stream, the kill moments and the faults [1]",
+            "  --shards H             shards of the stream, of uneven density (1:2:4:...), read by 2 subtasks [4]",
             "  --taskmanagers T       TaskManagers in the cluster (2 slots each) [2]",
             "  --events-per-window E  records produced per window [200]",
             "  --window-seconds P     wall-clock seconds over which one window's records are produced [10]",
@@ -64,11 +66,12 @@ final class Chaos {
             "violation, 2 on bad flags.");
 
     private static final String[][] FLAGS = {
-        {"windows", "12"}, {"kills", "2"}, {"overlap", "3"}, {"s3-faults", "0.05"}, {"seed", "1"},
-        {"taskmanagers", "2"}, {"events-per-window", "200"}, {"window-seconds", "10"},
+        {"windows", "12"}, {"kills", "2"}, {"overlap", "3"}, {"catch-up", "2"}, {"s3-faults", "0.05"}, {"seed", "1"},
+        {"shards", "4"}, {"taskmanagers", "2"}, {"events-per-window", "200"}, {"window-seconds", "10"},
     };
     private static final long WINDOW_MILLIS = Duration.ofMinutes(5).toMillis();
-    private static final int SHARDS = 2;
+    /** The job's subtasks: fewer than the shards, as in production. */
+    private static final int PARALLELISM = 2;
     private static final Duration RECOVERY_TIMEOUT = Duration.ofMinutes(3);
     private static final int SLICES = 10;
     private static final String STORE_URI = "s3://" + LocalCluster.BUCKET + "/chaos";
@@ -82,6 +85,12 @@ final class Chaos {
     private final int windows;
     private final int kills;
     private final int overlap;
+    private final int catchUp;
+    private final int shards;
+    /** The starting hash key of each shard: where its records are pinned. */
+    private List<String> hashKeys;
+    /** Taken {@code catchUp} windows before the overlap; the second instance starts from it. */
+    private String olderSavepoint;
     private final double faultRate;
     private final long seed;
     private final Random random;
@@ -112,6 +121,8 @@ final class Chaos {
         this.windows = positive("windows", 1);
         this.kills = positive("kills", 0);
         this.overlap = positive("overlap", 0);
+        this.catchUp = positive("catch-up", 0);
+        this.shards = positive("shards", 1);
         this.seed = positive("seed", 0);
         this.random = new Random(seed);
         this.progress = progress;
@@ -123,9 +134,9 @@ final class Chaos {
         if (!(faultRate >= 0 && faultRate <= 0.5)) {
             throw new IllegalArgumentException("--s3-faults must be a fraction between 0 and 0.5, got " + faultRate);
         }
-        if (windows < overlap + 6 || windows > 1000) {
-            throw new IllegalArgumentException("--windows must be between --overlap + 6 (" + (overlap + 6)
-                    + ": a start, the overlap, a rolling update and a tail) and 1000, got " + windows);
+        if (windows < overlap + catchUp + 6 || windows > 1000) {
+            throw new IllegalArgumentException("--windows must be between --overlap + --catch-up + 6 (" + (overlap + catchUp + 6)
+                    + ": a start, the catch-up, the overlap, a rolling update and a tail) and 1000, got " + windows);
         }
         this.taskManagers = positive("taskmanagers", 1);
         this.perWindow = positive("events-per-window", 20);
@@ -157,13 +168,18 @@ final class Chaos {
                 // The checks read S3Proxy directly, bypassing the faults.
                 ObjectStore store = StoreSpec.parse(STORE_URI).withEndpoint(endpoints.get("s3")).open()) {
             proxy.inject(faultRate, EnumSet.of(Fault.CONFLICT_409, Fault.SLOW_DOWN_503, Fault.LATENCY, Fault.DROP_AFTER_FORWARD));
-            String arn = Kinesalite.createStream(kinesis, "chaos-" + seed, SHARDS);
+            String arn = Kinesalite.createStream(kinesis, "chaos-" + seed, shards);
+            hashKeys = kinesis.listShards(b -> b.streamARN(arn)).shards().stream().map(sh -> sh.hashKeyRange().startingHashKey()).toList();
             // Event time lies in the recent past, so Kinesis arrival times (now) judge it as on time.
             long start = System.currentTimeMillis() / WINDOW_MILLIS * WINDOW_MILLIS - (windows + 3) * WINDOW_MILLIS;
+            // Event time runs 30 times faster than the clock here (a window per --window-seconds), and the
+            // stream holds while a deployment starts: idleness, judged by arrival time, would mean nothing.
             jobArgs = List.of("--source", "kinesis", "--stream-arn", arn, "--kinesis-endpoint", endpoints.get("kinesis"),
                     "--start", Instant.ofEpochMilli(start).toString(), "--windows", Integer.toString(windows),
-                    "--events-per-window", flags.get("events-per-window"), "--seed", Long.toString(seed),
-                    "--store", STORE_URI, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s", "--parallelism", "2");
+                    "--events-per-window", flags.get("events-per-window"), "--seed", Long.toString(seed), "--idleness", "0s",
+                    "--store", STORE_URI, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s",
+                    "--parallelism", Integer.toString(PARALLELISM));
+            report.put("shards", ordered("count", shards, "subtasks", PARALLELISM));
             JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
 
             List<Action> plan = plan();
@@ -195,9 +211,12 @@ final class Chaos {
     /** Kill moments at random; the overlap early, the rolling update between the overlap and the end. */
     private List<Action> plan() {
         List<Action> plan = new ArrayList<>();
-        int overlapStart = Math.max(1, (windows - overlap) / 6);
+        int overlapStart = catchUp + Math.max(1, (windows - overlap - catchUp) / 6);
         int overlapEnd = overlapStart + overlap;
         if (overlap > 0) {
+            if (catchUp > 0) {
+                plan.add(new Action(overlapStart - catchUp, 0.5, "older-savepoint"));
+            }
             plan.add(new Action(overlapStart, 0.5, "overlap-start"));
             plan.add(new Action(overlapEnd, 0.5, "overlap-end"));
         }
@@ -264,7 +283,7 @@ final class Chaos {
         }
         // A closing event per shard, one window past the end, moves every watermark past the last window.
         long closing = config.instant("start").toEpochMilli() + (windows + 1) * WINDOW_MILLIS + 60_000;
-        for (int shard = 0; shard < SHARDS; shard++) {
+        for (int shard = 0; shard < shards; shard++) {
             send(kinesis, arn, shard, List.of(("{\"device\":\"closing\",\"ts\":" + closing + ",\"value\":0}").getBytes(StandardCharsets.UTF_8)));
         }
         report.put("records", (long) windows * perWindow);
@@ -285,22 +304,28 @@ final class Chaos {
         return Math.round(produced.get() * 10.0 / perWindow) / 10.0;
     }
 
-    /** Records [from, to) of the generator's stream; record i goes to shard i mod 2, in order. */
+    /**
+     * Records [from, to) of the generator's stream, each to a shard drawn by its index with weights
+     * 1, 2, 4, ... (densities that differ), in order within each shard.
+     */
     private void put(KinesisClient kinesis, String arn, TelemetryGenerator generator, long from, long to) {
-        for (int shard = 0; shard < SHARDS; shard++) {
-            List<byte[]> payloads = new ArrayList<>();
-            for (long i = from; i < to; i++) {
-                if (i % SHARDS == shard) {
-                    payloads.add(generator.map(i).payload);
-                }
-            }
-            send(kinesis, arn, shard, payloads);
+        List<List<byte[]>> perShard = new ArrayList<>();
+        for (int shard = 0; shard < shards; shard++) {
+            perShard.add(new ArrayList<>());
+        }
+        long weights = (1L << shards) - 1;
+        for (long i = from; i < to; i++) {
+            long draw = Math.floorMod(i * 0x9E3779B97F4A7C15L >>> 11, weights);
+            perShard.get(63 - Long.numberOfLeadingZeros(draw + 1)).add(generator.map(i).payload);
+        }
+        for (int shard = 0; shard < shards; shard++) {
+            send(kinesis, arn, shard, perShard.get(shard));
         }
     }
 
-    private static void send(KinesisClient kinesis, String arn, int shard, List<byte[]> payloads) {
+    private void send(KinesisClient kinesis, String arn, int shard, List<byte[]> payloads) {
         // Explicit hash keys at the start of each shard's range pin every record to its shard.
-        String hashKey = shard == 0 ? "0" : java.math.BigInteger.TWO.pow(127).toString();
+        String hashKey = hashKeys.get(shard);
         for (int from = 0; from < payloads.size(); from += 500) {
             List<PutRecordsRequestEntry> batch = payloads.subList(from, Math.min(payloads.size(), from + 500)).stream()
                     .map(p -> PutRecordsRequestEntry.builder().data(SdkBytes.fromByteArray(p)).partitionKey("p")
@@ -330,18 +355,24 @@ final class Chaos {
                         "recoverySeconds", (recovered - at) / 1000.0));
                 break;
             }
+            case "older-savepoint": {
+                olderSavepoint = retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
+                say("at window %.1f: savepoint %s, for an instance that will start %d windows behind", windowsProduced(),
+                        olderSavepoint, catchUp);
+                break;
+            }
             case "overlap-start": {
                 String savepoint;
                 holding = true;
                 try {
-                    savepoint = retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
+                    savepoint = olderSavepoint != null ? olderSavepoint : retry("savepoint", () -> rest.savepoint(jobs.get(0), Duration.ofMinutes(2)));
                     jobs.add(submit(savepoint));
                 } finally {
                     holding = false;
                 }
                 overlapFrom = windowsProduced();
-                say("at window %.1f: second instance %s started from %s; %d jobs run the same work", overlapFrom,
-                        jobs.get(1), savepoint, jobs.size());
+                say("at window %.1f: second instance %s started from %s%s; %d jobs run the same work", overlapFrom, jobs.get(1),
+                        savepoint, olderSavepoint != null ? " (" + catchUp + " windows behind: it catches up)" : "", jobs.size());
                 break;
             }
             case "overlap-end": {
@@ -487,7 +518,7 @@ final class Chaos {
         patterns.put("divergences", Pattern.compile(" DIVERGENCE at "));
         patterns.put("storeRetries", Pattern.compile(" Attempt \\d+ to .* failed .*, retrying"));
         patterns.put("storeGiveUps", Pattern.compile(" Giving up on "));
-        patterns.put("lateAfterIdleness", Pattern.compile(" arrived after its window closed"));
+        patterns.put("lateAtWindow", Pattern.compile(" reached the window operator after its window closed"));
         Map<String, Object> counts = new LinkedHashMap<>();
         patterns.keySet().forEach(k -> counts.put(k, 0L));
         Path logs = out.resolve("cluster/logs");

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.format.RowFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -43,7 +44,7 @@ public class DeadLetter {
     /** Readable text when the bytes are UTF-8, base64 otherwise; bounded either way. */
     static String preview(byte[] payload, Rejection reason) {
         byte[] bytes = payload == null ? new byte[0] : payload;
-        if (reason == Rejection.INVALID_UTF8) {
+        if (reason == Rejection.INVALID_UTF8 || reason == Rejection.BAD_AGGREGATE) {
             int n = Math.min(bytes.length, MAX_PAYLOAD_CHARS * 3 / 4);
             return "base64:" + Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(bytes, n));
         }

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.RawRecord;
 import java.io.IOException;
 import java.io.Serializable;
 import java.math.BigDecimal;

@@ -24,8 +24,9 @@ public final class JobConfig implements Serializable {
         {"schema-version", "1", "bump when the row format changes"},
         {"buckets", "4", "bucket count B, fixed per job version"},
         {"window", "5m", "window length (minutes, dividing a day)"},
-        {"out-of-orderness", "10s", "how late an event may arrive and still count"},
-        {"idleness", "30s", "a source split silent this long stops holding windows back"},
+        {"out-of-orderness", "10s", "how far behind its shard's newest event an event may be and still count"},
+        {"idleness", "30s", "a caught-up shard with no record for this long (by arrival time) stops holding windows back; 0s: never"},
+        {"max-drift", "5m", "watermark alignment: how far in event time a shard may run ahead of the slowest before it is paused; 0s: off"},
         {"store", null, "file:///dir or s3://bucket/prefix"},
         {"endpoint", "", "S3-compatible endpoint for local S3, e.g. http://127.0.0.1:9000"},
         {"region", "", "AWS region of the store (default: the SDK's chain)"},
@@ -49,6 +50,7 @@ public final class JobConfig implements Serializable {
         {"stream-arn", "", "kinesis: stream ARN"},
         {"kinesis-endpoint", "", "kinesis: endpoint override, e.g. http://127.0.0.1:4567"},
         {"initial-position", "TRIM_HORIZON", "kinesis: TRIM_HORIZON or LATEST"},
+        {"shard-discovery", "10s", "kinesis: how often the stream's shards are listed, to find the children of a split or merge"},
     };
 
     private final Map<String, String> values;
@@ -109,8 +111,14 @@ public final class JobConfig implements Serializable {
         requireAtLeast("parallelism", 1);
         requireAtLeast("publish-concurrency", 1);
         requireAtLeast("max-record-bytes", 1);
-        for (String d : new String[] {"out-of-orderness", "idleness", "checkpoint-interval", "future-horizon", "past-horizon"}) {
-            duration(d);
+        for (String d : new String[] {"out-of-orderness", "idleness", "max-drift", "checkpoint-interval", "future-horizon", "past-horizon",
+            "shard-discovery"}) {
+            if (duration(d).isNegative()) {
+                throw new IllegalArgumentException("--" + d + " must not be negative, got " + string(d));
+            }
+        }
+        if (duration("shard-discovery").isZero()) {
+            throw new IllegalArgumentException("--shard-discovery must be positive");
         }
         named("store", this::store);
         switch (source()) {

@@ -28,34 +28,44 @@ final class Reference {
     final Map<String, Long> deadLetterReasons = new TreeMap<>();
     long goodEvents;
 
+    /** One generated stream and which of its records, [from, to), were produced. */
+    record Lane(TelemetryGenerator generator, long from, long to) {}
+
     static Reference of(TelemetryGenerator generator, long records, long windowMillis, int buckets) {
+        return of(List.of(new Lane(generator, 0, records)), windowMillis, buckets);
+    }
+
+    /** The reference of several streams read together, e.g. one per Kinesis shard: each record's truth is its own stream's. */
+    static Reference of(List<Lane> lanes, long windowMillis, int buckets) {
         Reference ref = new Reference();
         Map<String, long[]> totals = new TreeMap<>(); // window|device -> count, sum, min, max, lastTs, last, bytes, maxLat
-        for (long i = 0; i < records; i++) {
-            TelemetryGenerator.Truth t = generator.truth(i);
-            if (t.bad() != null) {
-                ref.deadLetterReasons.merge(t.bad().expected.code(), 1L, Long::sum);
-                continue;
+        for (Lane lane : lanes) {
+            for (long i = lane.from(); i < lane.to(); i++) {
+                TelemetryGenerator.Truth t = lane.generator().truth(i);
+                if (t.bad() != null) {
+                    ref.deadLetterReasons.merge(t.bad().expected.code(), 1L, Long::sum);
+                    continue;
+                }
+                if (t.late()) {
+                    ref.deadLetterReasons.merge(Rejection.LATE.code(), 1L, Long::sum);
+                    continue;
+                }
+                Event e = t.event();
+                ref.goodEvents++;
+                long window = e.timestampMillis - Math.floorMod(e.timestampMillis, windowMillis);
+                long[] a = totals.computeIfAbsent(window + "|" + e.device,
+                        k -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE, Long.MIN_VALUE, 0, 0, 0});
+                a[0]++;
+                a[1] += e.valueMicros;
+                a[2] = Math.min(a[2], e.valueMicros);
+                a[3] = Math.max(a[3], e.valueMicros);
+                if (e.timestampMillis > a[4] || (e.timestampMillis == a[4] && e.valueMicros > a[5])) {
+                    a[4] = e.timestampMillis;
+                    a[5] = e.valueMicros;
+                }
+                a[6] += e.bytes;
+                a[7] = Math.max(a[7], e.latencyMicros);
             }
-            if (t.late()) {
-                ref.deadLetterReasons.merge(Rejection.LATE.code(), 1L, Long::sum);
-                continue;
-            }
-            Event e = t.event();
-            ref.goodEvents++;
-            long window = e.timestampMillis - Math.floorMod(e.timestampMillis, windowMillis);
-            long[] a = totals.computeIfAbsent(window + "|" + e.device,
-                    k -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE, Long.MIN_VALUE, 0, 0, 0});
-            a[0]++;
-            a[1] += e.valueMicros;
-            a[2] = Math.min(a[2], e.valueMicros);
-            a[3] = Math.max(a[3], e.valueMicros);
-            if (e.timestampMillis > a[4] || (e.timestampMillis == a[4] && e.valueMicros > a[5])) {
-                a[4] = e.timestampMillis;
-                a[5] = e.valueMicros;
-            }
-            a[6] += e.bytes;
-            a[7] = Math.max(a[7], e.latencyMicros);
         }
         totals.forEach((k, a) -> {
             long window = Long.parseLong(k.substring(0, k.indexOf('|')));

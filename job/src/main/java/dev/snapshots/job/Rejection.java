@@ -16,6 +16,8 @@ public enum Rejection {
     OUT_OF_RANGE("out-of-range"),
     OVERSIZED("oversized"),
     INVALID_UTF8("invalid-utf8"),
+    /** A KPL aggregate that does not check out; its user records cannot be read. */
+    BAD_AGGREGATE("bad-aggregate"),
     /** Parsed fine, but its window had already been published. */
     LATE("late");
 
@@ -27,5 +29,14 @@ public enum Rejection {
 
     public String code() {
         return code;
+    }
+
+    public static Rejection of(String code) {
+        for (Rejection r : values()) {
+            if (r.code.equals(code)) {
+                return r;
+            }
+        }
+        throw new IllegalArgumentException("no rejection has the code " + code);
     }
 }

@@ -34,13 +34,18 @@ public final class SnapshotJob {
     }
 
     static void configure(StreamExecutionEnvironment env, JobConfig config) {
+        environment(env, config);
+        SnapshotPipeline.build(env, config, Sources.create(env, config));
+    }
+
+    /** Parallelism and checkpointing, before the pipeline is built on {@code env}. */
+    static void environment(StreamExecutionEnvironment env, JobConfig config) {
         env.setParallelism(config.parallelism());
         env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
         env.enableCheckpointing(config.duration("checkpoint-interval").toMillis());
         // Keep the last checkpoint when the job is cancelled: a restart resumes from it.
         env.getCheckpointConfig().setExternalizedCheckpointCleanup(
                 CheckpointConfig.ExternalizedCheckpointCleanup.RETAIN_ON_CANCELLATION);
-        SnapshotPipeline.build(env, config, Sources.create(env, config));
     }
 
     static String name(JobConfig config) {

@@ -4,18 +4,18 @@ import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import dev.snapshots.sink.SnapshotParts;
 import java.time.Duration;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import java.time.Instant;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.slf4j.Logger;
@@ -26,28 +26,29 @@ import org.slf4j.LoggerFactory;
  * savepoints survive code changes.
  *
  * <pre>
- *  raw records ─► ingest ──► event time ─► keyBy(device) ─► window (tumbling) ─► aggregate ─► parts ─► snapshots
- *                 parse,       watermarks                                                              (Parquet)
- *                 late gate
- *                   └─ rejected or late ─► arrival time ─► parts ─► dead letters (JSON lines, _deadletter/)
+ *  source ─────────► ingest ─► keyBy(device) ─► window (tumbling) ─► aggregate ─► parts ─► snapshots
+ *  per split: parse,            ▲ watermarks: each split's own, the minimum over all           (Parquet)
+ *  late gate, watermark         │
+ *                   └─ rejected or late ─► parts ─► dead letters (JSON lines, _deadletter/)
  * </pre>
  */
 public final class SnapshotPipeline {
     static final int MAX_PARALLELISM = 128;
     /**
-     * Ingest already dead-letters events that are late in their own split. The window operator
-     * can still see one late when a split was marked idle while it merely lagged and another split
-     * moved the watermark on; such events are counted and logged, never added to a closed window.
+     * The sources dead-letter every event that is late in its own split, and no split's watermark
+     * passes a window that a later on-time event of the split could still need, so the window
+     * operator should never find an event late. Should it ever, the event is counted and logged
+     * (a defect to report), never added to a closed window.
      */
-    static final OutputTag<Event> LATE_AFTER_IDLENESS = new OutputTag<>("late-after-idleness") {};
+    static final OutputTag<Event> LATE_AT_WINDOW = new OutputTag<>("late-at-window") {};
 
     private SnapshotPipeline() {}
 
     /** The window aggregates and the rejected records, before any sink: what the benchmark sinks three ways. */
     record Streams(SingleOutputStreamOperator<WindowAggregate> aggregates, DataStream<DeadLetter> rejected) {}
 
-    public static void build(StreamExecutionEnvironment env, JobConfig config, DataStream<RawRecord> raw) {
-        Streams streams = streams(config, raw);
+    public static void build(StreamExecutionEnvironment env, JobConfig config, DataStream<Ingested> judged) {
+        Streams streams = streams(config, judged);
         Duration window = config.windowLength();
         SnapshotParts.assemble(streams.aggregates(), new WindowAggregate.Format(), TypeInformation.of(WindowAggregate.class),
                         window, config.buckets(), MAX_PARALLELISM, "snapshot-parts")
@@ -60,38 +61,18 @@ public final class SnapshotPipeline {
                 .name("dead-letters").uid("dead-letters");
     }
 
-    static Streams streams(JobConfig config, DataStream<RawRecord> raw) {
-        long outOfOrderness = config.duration("out-of-orderness").toMillis();
-        Duration idleness = config.duration("idleness");
-        Duration window = config.windowLength();
-        EventParser parser = new EventParser((int) config.number("max-record-bytes"),
-                config.duration("future-horizon").toMillis(), config.duration("past-horizon").toMillis());
-
-        // Ingest and both watermarks run at the source's parallelism, chained to it: each source
-        // split is judged in its own order, so which events are late is a function of the input,
-        // and dead letters stay in arrival order.
-        int sourceParallelism = raw.getParallelism();
-        SingleOutputStreamOperator<Event> ingested = raw
-                .process(new Ingest(parser, window.toMillis(), outOfOrderness)).name("ingest").uid("ingest")
-                .setParallelism(sourceParallelism);
-        SingleOutputStreamOperator<WindowAggregate> aggregates = ingested
-                .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(c -> new EveryEventWatermarks<>(outOfOrderness))
-                        .withTimestampAssigner((e, t) -> e.timestampMillis)
-                        .withIdleness(idleness))
-                .name("event-time").uid("event-time").setParallelism(sourceParallelism)
+    static Streams streams(JobConfig config, DataStream<Ingested> judged) {
+        // Chained to the source, at its parallelism: dead letters keep their source's order and timestamps.
+        SingleOutputStreamOperator<Event> events = judged.process(new Ingest()).name("ingest").uid("ingest")
+                .setParallelism(judged.getParallelism());
+        SingleOutputStreamOperator<WindowAggregate> aggregates = events
                 .keyBy(e -> e.device)
-                .window(TumblingEventTimeWindows.of(window))
-                .sideOutputLateData(LATE_AFTER_IDLENESS)
+                .window(TumblingEventTimeWindows.of(config.windowLength()))
+                .sideOutputLateData(LATE_AT_WINDOW)
                 .aggregate(new Totals(), new CloseWindow())
                 .name("aggregate").uid("aggregate");
-        aggregates.getSideOutput(LATE_AFTER_IDLENESS).process(new CountLateAfterIdleness())
-                .name("late-after-idleness").uid("late-after-idleness");
-        DataStream<DeadLetter> rejected = ingested.getSideOutput(Ingest.DEAD_LETTERS)
-                .assignTimestampsAndWatermarks(WatermarkStrategy.<DeadLetter>forBoundedOutOfOrderness(Duration.ofMillis(outOfOrderness))
-                        .withTimestampAssigner((d, t) -> d.arrivalMillis)
-                        .withIdleness(idleness))
-                .name("arrival-time").uid("arrival-time").setParallelism(sourceParallelism);
-        return new Streams(aggregates, rejected);
+        aggregates.getSideOutput(LATE_AT_WINDOW).process(new CountLateAtWindow()).name("late-at-window").uid("late-at-window");
+        return new Streams(aggregates, events.getSideOutput(Ingest.DEAD_LETTERS));
     }
 
     static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, dev.snapshots.format.RowFormat<T> format, int buckets) {
@@ -138,20 +119,20 @@ public final class SnapshotPipeline {
         }
     }
 
-    static final class CountLateAfterIdleness extends ProcessFunction<Event, Void> {
-        private static final Logger LOG = LoggerFactory.getLogger(CountLateAfterIdleness.class);
+    static final class CountLateAtWindow extends ProcessFunction<Event, Void> {
+        private static final Logger LOG = LoggerFactory.getLogger(CountLateAtWindow.class);
         private transient Counter late;
 
         @Override
         public void open(Configuration parameters) {
-            late = getRuntimeContext().getMetricGroup().counter("lateAfterIdleness");
+            late = getRuntimeContext().getMetricGroup().counter("lateAtWindow");
         }
 
         @Override
         public void processElement(Event e, Context ctx, Collector<Void> out) {
             late.inc();
-            LOG.warn("Event of {} at {} ({}) arrived after its window closed: its split lagged longer than the idleness"
-                    + " timeout; raise --idleness if this repeats", e.device, java.time.Instant.ofEpochMilli(e.timestampMillis), e.origin);
+            LOG.warn("Event of {} at {} ({}) reached the window operator after its window closed, although its source"
+                    + " judged it on time; it is left out of the window", e.device, Instant.ofEpochMilli(e.timestampMillis), e.origin);
         }
     }
 }

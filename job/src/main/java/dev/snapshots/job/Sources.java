@@ -1,11 +1,17 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.IndexedSource;
+import dev.snapshots.job.source.LatenessRule;
+import dev.snapshots.job.source.RawRecord;
+import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -13,27 +19,32 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.connector.kinesis.source.KinesisStreamsSource;
-import org.apache.flink.connector.kinesis.source.config.KinesisStreamsSourceConfigConstants;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.config.AWSConfigConstants;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.config.AWSConfigConstants;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
-/** The job's sources, each delivering {@link RawRecord}s with positions in Flink's checkpoints. */
+/**
+ * The job's sources. Each judges its records inside the source, split by split ({@link EventJudge}:
+ * a Kinesis shard, a generator or file range), and emits each split's watermark on the split's own
+ * output, so a window closes only when every split has passed it. Watermark alignment pauses a
+ * split that runs more than {@code --max-drift} ahead of the slowest.
+ */
 public final class Sources {
+    /** How often subtasks report their watermarks for alignment (Flink's default). */
+    private static final Duration ALIGNMENT_UPDATE = Duration.ofSeconds(1);
+
     private Sources() {}
 
-    public static DataStream<RawRecord> create(StreamExecutionEnvironment env, JobConfig config) {
+    public static DataStream<Ingested> create(StreamExecutionEnvironment env, JobConfig config) {
         switch (config.source()) {
             case "generator":
-                return generator(env, config);
+                return indexed(env, config, generatorFunction(config), generatorCount(config), 1,
+                        RateLimiterStrategy.perSecond(config.number("events-per-second")), "generator");
             case "file":
                 return file(env, config);
             default:
-                return kinesis(env, config);
+                return kinesis(env, config, 0);
         }
     }
 
@@ -46,46 +57,61 @@ public final class Sources {
     /** How many records the generator makes: windows x events per window, or unbounded. */
     public static long generatorCount(JobConfig c) {
         long windows = c.number("windows");
-        return windows == 0 ? Long.MAX_VALUE : windows * c.number("events-per-window");
+        return windows == 0 ? IndexedSource.UNBOUNDED : windows * c.number("events-per-window");
+    }
+
+    /** The job's parsing and lateness rule, which every source applies to every split. */
+    static EventJudge judge(JobConfig c) {
+        EventParser parser = new EventParser((int) c.number("max-record-bytes"),
+                c.duration("future-horizon").toMillis(), c.duration("past-horizon").toMillis());
+        return new EventJudge(parser, new LatenessRule(c.windowLength().toMillis(), c.duration("out-of-orderness").toMillis(),
+                c.duration("idleness").toMillis()));
+    }
+
+    /** The sources emit each split's watermark themselves; the strategy adds the alignment between splits. */
+    static WatermarkStrategy<Ingested> watermarks(JobConfig c) {
+        WatermarkStrategy<Ingested> strategy = WatermarkStrategy.noWatermarks();
+        Duration drift = c.duration("max-drift");
+        return drift.isZero() ? strategy : strategy.withWatermarkAlignment("snapshots-" + c.pipeline(), drift, ALIGNMENT_UPDATE);
     }
 
     /**
-     * Kinesis through the FLIP-27 source; shard positions live in Flink's checkpoints. Every
-     * subtask reads its own shards and parses and watermarks them itself (see SnapshotPipeline),
-     * so give the job about as many subtasks as the stream has shards.
+     * Kinesis: shard positions and each shard's progress live in Flink's checkpoints. Any number of
+     * shards per subtask; a shard read to its end hands its progress to its children.
+     *
+     * @param assignmentSeed 0: shards go to readers in shard id order; otherwise shuffled by it (tests)
      */
-    private static DataStream<RawRecord> kinesis(StreamExecutionEnvironment env, JobConfig c) {
+    static DataStream<Ingested> kinesis(StreamExecutionEnvironment env, JobConfig c, long assignmentSeed) {
         String arn = c.string("stream-arn");
-        Configuration source = new Configuration();
-        source.set(KinesisStreamsSourceConfigConstants.STREAM_INITIAL_POSITION,
-                KinesisStreamsSourceConfigConstants.InitialPosition.valueOf(c.string("initial-position")));
-        source.setString(AWSConfigConstants.AWS_REGION, arn.split(":")[3]);
+        Properties aws = new Properties();
+        aws.setProperty(AWSConfigConstants.AWS_REGION, arn.split(":")[3]);
         if (!c.string("kinesis-endpoint").isEmpty()) {
-            source.setString(AWSConfigConstants.AWS_ENDPOINT, c.string("kinesis-endpoint"));
+            aws.setProperty(AWSConfigConstants.AWS_ENDPOINT, c.string("kinesis-endpoint"));
         }
-        KinesisStreamsSource<RawRecord> kinesis = KinesisStreamsSource.<RawRecord>builder()
-                .setStreamArn(arn)
-                .setSourceConfig(source)
-                .setDeserializationSchema(new KinesisRecords())
-                .build();
-        // The 4.3.0 source does not expose its produced type, so it is given here.
-        return env.fromSource(kinesis, WatermarkStrategy.noWatermarks(), "kinesis", TypeInformation.of(RawRecord.class))
+        KinesisShardSource.Settings settings = new KinesisShardSource.Settings(arn, aws, c.string("initial-position"),
+                c.duration("shard-discovery"), KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL, assignmentSeed);
+        return env.fromSource(new KinesisShardSource<>(settings, judge(c), TypeInformation.of(Ingested.class)), watermarks(c), "kinesis")
                 .uid("source-kinesis");
     }
 
-    /** One reader: which events are late must depend on the input order alone. */
-    private static DataStream<RawRecord> generator(StreamExecutionEnvironment env, JobConfig c) {
-        DataGeneratorSource<RawRecord> source = new DataGeneratorSource<>(generatorFunction(c), generatorCount(c),
-                RateLimiterStrategy.perSecond(c.number("events-per-second")), TypeInformation.of(RawRecord.class));
-        return env.fromSource(source, WatermarkStrategy.noWatermarks(), "generator").uid("source-generator").setParallelism(1);
+    /**
+     * Records by index from {@code records}, in {@code splits} ranges, one reader per split. The uid
+     * is {@code source-NAME}.
+     *
+     * @param rate null: as fast as the job takes them
+     */
+    static DataStream<Ingested> indexed(StreamExecutionEnvironment env, JobConfig c, GeneratorFunction<Long, RawRecord> records,
+            long count, int splits, RateLimiterStrategy rate, String name) {
+        IndexedSource<Ingested> source = new IndexedSource<>(records, count, splits, judge(c), TypeInformation.of(Ingested.class), rate);
+        return env.fromSource(source, watermarks(c), name).uid("source-" + name).setParallelism(splits);
     }
 
     /**
-     * Replays a JSON-lines file in order, one reader. A file has no arrival times: each line
-     * arrives at its own {@code ts} (so the time horizon never rejects a replayed line), and a
-     * line without a readable one at the arrival of the line before it.
+     * Replays a JSON-lines file in order. A file has no arrival times: each line arrives at its own
+     * {@code ts} (so the time horizon never rejects a replayed line), and a line without a readable
+     * one at the arrival of the line before it.
      */
-    private static DataStream<RawRecord> file(StreamExecutionEnvironment env, JobConfig c) {
+    private static DataStream<Ingested> file(StreamExecutionEnvironment env, JobConfig c) {
         Path path = Path.of(c.string("file"));
         long lines;
         try (Stream<String> s = Files.lines(path, StandardCharsets.ISO_8859_1)) { // counts lines of any bytes
@@ -93,9 +119,7 @@ public final class Sources {
         } catch (IOException | UncheckedIOException e) {
             throw new IllegalArgumentException("--file " + path + " cannot be read: " + e.getMessage());
         }
-        DataGeneratorSource<RawRecord> source = new DataGeneratorSource<>(new FileLines(path.toAbsolutePath().toString()),
-                lines, TypeInformation.of(RawRecord.class));
-        return env.fromSource(source, WatermarkStrategy.noWatermarks(), "file").uid("source-file").setParallelism(1);
+        return indexed(env, c, new FileLines(path.toAbsolutePath().toString()), lines, 1, null, "file");
     }
 
     static final class FileLines implements GeneratorFunction<Long, RawRecord> {

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.RawRecord;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;

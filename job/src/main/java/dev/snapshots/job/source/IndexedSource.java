@@ -1,0 +1,189 @@
+package dev.snapshots.job.source;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.connector.source.SplitsAssignment;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * Records by index (a generator function, the lines of a file), in {@code splits} ranges of the
+ * index, each judged against its own progress like a Kinesis shard. A reader holding several
+ * ranges reads them in turn, a record from each, and can pause one for watermark alignment.
+ */
+public final class IndexedSource<T> implements Source<T, IndexedSplit, Collection<IndexedSplit>>, ResultTypeQueryable<T> {
+    private static final long serialVersionUID = 1L;
+    /** A count that never ends: the source is unbounded. */
+    public static final long UNBOUNDED = Long.MAX_VALUE;
+
+    private final GeneratorFunction<Long, RawRecord> records;
+    private final long count;
+    private final int splits;
+    private final RecordJudge<T> judge;
+    private final TypeInformation<T> type;
+    private final RateLimiterStrategy rate;
+
+    /** @param rate null: as fast as the job takes them */
+    public IndexedSource(GeneratorFunction<Long, RawRecord> records, long count, int splits, RecordJudge<T> judge,
+            TypeInformation<T> type, RateLimiterStrategy rate) {
+        if (splits < 1 || (count == UNBOUNDED && splits != 1)) {
+            throw new IllegalArgumentException("an indexed source has at least one split, and exactly one when unbounded");
+        }
+        this.records = records;
+        this.count = count;
+        this.splits = splits;
+        this.judge = judge;
+        this.type = type;
+        this.rate = rate;
+    }
+
+    @Override
+    public Boundedness getBoundedness() {
+        return count == UNBOUNDED ? Boundedness.CONTINUOUS_UNBOUNDED : Boundedness.BOUNDED;
+    }
+
+    @Override
+    public SourceReader<T, IndexedSplit> createReader(SourceReaderContext context) throws Exception {
+        records.open(context);
+        return new IndexedReader<>(records, judge, rate == null ? null : rate.createRateLimiter(context.currentParallelism()));
+    }
+
+    @Override
+    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> createEnumerator(SplitEnumeratorContext<IndexedSplit> context) {
+        List<IndexedSplit> all = new ArrayList<>();
+        for (int i = 0; i < splits; i++) {
+            long from = count == UNBOUNDED ? 0 : count / splits * i + Math.min(i, count % splits);
+            long to = count == UNBOUNDED ? UNBOUNDED : from + count / splits + (i < count % splits ? 1 : 0);
+            all.add(new IndexedSplit(Integer.toString(i + 1), from, to, SplitProgress.none()));
+        }
+        return new Enumerator(context, all);
+    }
+
+    @Override
+    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> restoreEnumerator(SplitEnumeratorContext<IndexedSplit> context,
+            Collection<IndexedSplit> unassigned) {
+        return new Enumerator(context, unassigned);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<IndexedSplit> getSplitSerializer() {
+        return new IndexedSplit.Serializer();
+    }
+
+    @Override
+    public SimpleVersionedSerializer<Collection<IndexedSplit>> getEnumeratorCheckpointSerializer() {
+        return new EnumeratorStateSerializer();
+    }
+
+    @Override
+    public TypeInformation<T> getProducedType() {
+        return type;
+    }
+
+    /**
+     * Hands every split to a reader when the reader registers, split i to reader i mod parallelism,
+     * so a reader holds its splits from the start and can read them in turn.
+     */
+    private static final class Enumerator implements SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> {
+        private final SplitEnumeratorContext<IndexedSplit> context;
+        private final List<IndexedSplit> unassigned;
+
+        Enumerator(SplitEnumeratorContext<IndexedSplit> context, Collection<IndexedSplit> unassigned) {
+            this.context = context;
+            this.unassigned = new ArrayList<>(unassigned);
+        }
+
+        @Override
+        public void start() {}
+
+        @Override
+        public void handleSplitRequest(int subtask, String host) {}
+
+        @Override
+        public void addSplitsBack(List<IndexedSplit> splits, int subtask) {
+            unassigned.addAll(splits);
+        }
+
+        @Override
+        public void addReader(int subtask) {
+            int parallelism = context.currentParallelism();
+            List<IndexedSplit> mine = new ArrayList<>();
+            for (int i = 0; i < unassigned.size(); i++) {
+                if (i % parallelism == subtask) {
+                    mine.add(unassigned.get(i));
+                }
+            }
+            unassigned.removeAll(mine);
+            // In one event: every split holds the reader's watermark before any of them moves it.
+            context.assignSplits(new SplitsAssignment<>(Map.of(subtask, mine)));
+            context.signalNoMoreSplits(subtask);
+        }
+
+        @Override
+        public Collection<IndexedSplit> snapshotState(long checkpointId) {
+            return new ArrayList<>(unassigned);
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /** Version 2: the splits, each as {@link IndexedSplit.Serializer} writes it. Version 1: DataGeneratorSource's. */
+    static final class EnumeratorStateSerializer implements SimpleVersionedSerializer<Collection<IndexedSplit>> {
+        private static final SimpleVersionedSerializer<Collection<NumberSequenceSource.NumberSequenceSplit>> LEGACY =
+                new NumberSequenceSource(0, 0).getEnumeratorCheckpointSerializer();
+        private final IndexedSplit.Serializer splits = new IndexedSplit.Serializer();
+
+        @Override
+        public int getVersion() {
+            return IndexedSplit.Serializer.VERSION;
+        }
+
+        @Override
+        public byte[] serialize(Collection<IndexedSplit> state) throws IOException {
+            DataOutputSerializer out = new DataOutputSerializer(64);
+            out.writeInt(state.size());
+            for (IndexedSplit s : state) {
+                byte[] bytes = splits.serialize(s);
+                out.writeInt(bytes.length);
+                out.write(bytes);
+            }
+            return out.getCopyOfBuffer();
+        }
+
+        @Override
+        public Collection<IndexedSplit> deserialize(int version, byte[] bytes) throws IOException {
+            List<IndexedSplit> out = new ArrayList<>();
+            if (version == 1) {
+                LEGACY.deserialize(version, bytes).forEach(s -> out.add(IndexedSplit.fromLegacy(s)));
+                return out;
+            }
+            DataInputDeserializer in = new DataInputDeserializer(bytes);
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                byte[] split = new byte[in.readInt()];
+                in.readFully(split);
+                out.add(splits.deserialize(version, split));
+            }
+            if (in.available() > 0) {
+                throw new IOException(in.available() + " trailing bytes after the indexed source's enumerator state");
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package dev.snapshots.job.source;
+
+import java.io.Serializable;
+import org.apache.flink.api.connector.source.SourceOutput;
+
+/**
+ * What a source makes of one raw record, judged against its split's progress: the job's parsing
+ * and its lateness rule, kept out of the sources so that every source applies the same one.
+ */
+public interface RecordJudge<T> extends Serializable {
+    /** The rule the judge applies; the sources use it to move an idle split's watermark. */
+    LatenessRule rule();
+
+    /**
+     * Parses one record, updates the split's progress and emits what the record becomes, with its
+     * timestamp, to the split's output. Never throws on bad input: a bad record is emitted as a
+     * dead letter.
+     */
+    void judge(RawRecord record, SplitProgress progress, SourceOutput<T> out);
+}

@@ -1,0 +1,120 @@
+package dev.snapshots.job.source.kinesis;
+
+import dev.snapshots.job.source.RecordJudge;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSClientUtil;
+import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSGeneralUtil;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.SdkHttpClient;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap;
+
+/**
+ * A Kinesis Data Streams source that judges every record against its own shard's progress.
+ *
+ * <pre>
+ *   enumerator (JobManager)                         readers (one per subtask, several shards each)
+ *   ListShards every discovery interval  ─assign─►  fetcher thread: GetRecords per shard, 5 per second at most
+ *   a child shard waits for all its parents          │  (paused shards are skipped: watermark alignment)
+ *   and starts from their progress                   ▼
+ *                                         ◄─Finished─ emitter: de-aggregate KPL records, judge each one
+ *                                         ◄─Started──  against its shard's progress, emit it with the
+ *                                         ─Release─►  shard's watermark on the shard's own output
+ * </pre>
+ *
+ * <p>Why not flink-connector-kinesis 4.3.0's KinesisStreamsSource (whose shaded AWS client this
+ * uses): it reads children alongside their parents, cannot pause a shard for watermark alignment,
+ * and knows nothing of KPL aggregation; its splits carry no progress, so lateness could only be
+ * judged per subtask. Its checkpointed splits and enumerator state are read by this source.
+ */
+public final class KinesisShardSource<T> implements Source<T, ShardSplit, ShardEnumeratorState>, ResultTypeQueryable<T> {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * @param aws the connector's AWS client properties ({@code aws.region}, {@code aws.endpoint},
+     *     {@code aws.credentials.provider}, ...)
+     * @param initialPosition where a new job starts reading: TRIM_HORIZON or LATEST
+     * @param assignmentSeed 0: shards are assigned in shard id order; otherwise in an order shuffled by it
+     */
+    public record Settings(String streamArn, Properties aws, String initialPosition, Duration discoveryInterval,
+            Duration pollInterval, long assignmentSeed) implements Serializable {
+        public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(10);
+        /** Kinesis allows five GetRecords calls per second per shard. */
+        public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+
+        public Settings {
+            if (!Set.of("TRIM_HORIZON", "LATEST").contains(initialPosition)) {
+                throw new IllegalArgumentException("the initial position must be TRIM_HORIZON or LATEST, got " + initialPosition);
+            }
+        }
+
+        KinesisClient client() {
+            SdkHttpClient http = AWSGeneralUtil.createSyncHttpClient(AttributeMap.builder().build(), ApacheHttpClient.builder());
+            AWSGeneralUtil.validateAwsCredentials(aws);
+            return AWSClientUtil.createAwsSyncClient(aws, http, KinesisClient.builder(),
+                    "Canonical snapshots %s (%s) Kinesis source", "aws.kinesis.client.user-agent-prefix");
+        }
+    }
+
+    private final Settings settings;
+    private final RecordJudge<T> judge;
+    private final TypeInformation<T> type;
+
+    public KinesisShardSource(Settings settings, RecordJudge<T> judge, TypeInformation<T> type) {
+        this.settings = settings;
+        this.judge = judge;
+        this.type = type;
+    }
+
+    @Override
+    public Boundedness getBoundedness() {
+        return Boundedness.CONTINUOUS_UNBOUNDED;
+    }
+
+    @Override
+    public SourceReader<T, ShardSplit> createReader(SourceReaderContext context) {
+        Set<String> released = ConcurrentHashMap.newKeySet();
+        return new ShardReader<>(() -> new ShardFetcher(settings, released), new ShardEmitter<>(judge, context), released,
+                new Configuration(), context);
+    }
+
+    @Override
+    public SplitEnumerator<ShardSplit, ShardEnumeratorState> createEnumerator(SplitEnumeratorContext<ShardSplit> context) {
+        return new ShardEnumerator(context, settings, ShardEnumeratorState.initial());
+    }
+
+    @Override
+    public SplitEnumerator<ShardSplit, ShardEnumeratorState> restoreEnumerator(SplitEnumeratorContext<ShardSplit> context,
+            ShardEnumeratorState state) {
+        return new ShardEnumerator(context, settings, state);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<ShardSplit> getSplitSerializer() {
+        return new ShardSplit.Serializer();
+    }
+
+    @Override
+    public SimpleVersionedSerializer<ShardEnumeratorState> getEnumeratorCheckpointSerializer() {
+        return new ShardEnumeratorState.Serializer();
+    }
+
+    @Override
+    public TypeInformation<T> getProducedType() {
+        return type;
+    }
+}
