@@ -1,6 +1,6 @@
 # Least privilege. The job may read and write snapshots and abort its own uploads, but never delete
-# a snapshot object: only the short-lived lock objects of the pointer protocol (*.lock) may be
-# removed there. Checkpoints live under their own prefix, where Flink must delete old ones.
+# a snapshot object: only a staged copy once its part is published, and the progress log's old
+# entries. Checkpoints live under their own prefix, where Flink must delete old ones.
 
 data "aws_iam_policy_document" "assume_ecs_tasks" {
   statement {
@@ -52,10 +52,14 @@ data "aws_iam_policy_document" "task" {
     resources = ["${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*"]
   }
 
+  # Never a part: only a staged copy once its part is published, and the progress log's old entries.
   statement {
-    sid       = "ReleasePointerLocks"
-    actions   = ["s3:DeleteObject"]
-    resources = ["${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*.lock"]
+    sid     = "DeletePublishedStagingAndOldProgress"
+    actions = ["s3:DeleteObject"]
+    resources = [
+      "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}_staging/*",
+      "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_progress/*",
+    ]
   }
 
   statement {

@@ -5,6 +5,9 @@ locals {
   store_uri       = "s3://${aws_s3_bucket.snapshots.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
   jobmanager_host = "jobmanager.${aws_service_discovery_private_dns_namespace.this.name}"
   alarm_topic_arn = var.alarm_topic_arn != "" ? var.alarm_topic_arn : aws_sns_topic.alarms[0].arn
+  # A staged part's durable copy must outlive the longest outage the job can recover from: the
+  # stream's retention (beyond it the unread records are gone anyway), plus a day.
+  staging_retention_days = ceil(var.kinesis_retention_hours / 24) + 1
 
   flink_properties = join("\n", [
     "jobmanager.rpc.address: ${local.jobmanager_host}",

@@ -70,6 +70,7 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
   depends_on = [aws_s3_bucket_versioning.snapshots]
 
   # A writer that died between staging a part and its checkpoint leaves a multipart upload behind.
+  # A part whose upload this removes before it is published is published from its staged copy.
   rule {
     id     = "abort-incomplete-multipart-uploads"
     status = "Enabled"
@@ -79,7 +80,22 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
     }
   }
 
-  # Pointers are rewritten by compare-and-swap; their old versions are of no use after a week.
+  # Staged copies: the committer deletes each once its part is published; what is left belongs to
+  # a writer that died before its checkpoint, or to a job down for longer than this, which has
+  # lost the stream's unread records by then anyway.
+  rule {
+    id     = "expire-staged-copies"
+    status = "Enabled"
+    filter {
+      prefix = "${var.snapshot_prefix}_staging/"
+    }
+    expiration {
+      days = local.staging_retention_days
+    }
+  }
+
+  # The progress pointer's copy is rewritten, and its log's old entries deleted: their old
+  # versions are of no use after a week.
   # Parts are never overwritten, so they never have noncurrent versions.
   rule {
     id     = "expire-noncurrent-versions"

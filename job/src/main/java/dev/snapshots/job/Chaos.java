@@ -3,6 +3,7 @@ package dev.snapshots.job;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.S3ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.FaultProxy;
 import dev.snapshots.testkit.FaultProxy.Fault;
@@ -19,7 +20,9 @@ import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -45,15 +48,22 @@ import software.amazon.awssdk.services.kinesis.model.PutRecordsRequestEntry;
  */
 final class Chaos {
     static final String JOB_JAR = "job/target/snapshots-job-0.1.0-SNAPSHOT-job.jar";
+    /** About the median part here (200 records a window over 4 buckets): so both the inline and the staged path run. */
+    private static final String DEFAULT_INLINE_THRESHOLD = "4096";
     static final String USAGE = String.join("\n",
-            "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--catch-up C] [--s3-faults RATE] [--seed S]",
-            "                       [--shards H] [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster] [--json]",
+            "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--catch-up C] [--s3-faults RATE] [--s3-outage SECONDS]",
+            "                       [--inline-threshold BYTES] [--seed S] [--shards H] [--taskmanagers T] [--events-per-window E]",
+            "                       [--window-seconds P] [--keep-cluster] [--json]",
             "",
             "  --windows N            windows of event time to produce [12]",
             "  --kills K              TaskManagers to SIGKILL at random moments, each replaced [2]",
             "  --overlap W            windows during which a second instance runs beside the first [3]",
             "  --catch-up C           the second instance starts from a savepoint taken C windows earlier, and catches up [2]",
             "  --s3-faults RATE       fraction of S3 requests answered with 409, 503, latency or a dropped connection [0.05]",
+            "  --s3-outage SECONDS    S3 down for this long, past the committer's retries, with every incomplete upload aborted",
+            "                         meanwhile (what a lifecycle rule does); 0: none [0]",
+            "  --inline-threshold BYTES  the job's: parts above it are staged in the store first; low enough here that both",
+            "                         paths run [" + DEFAULT_INLINE_THRESHOLD + "]",
             "  --seed S               seeds the stream, the kill moments and the faults [1]",
             "  --shards H             shards of the stream, of uneven density (1:2:4:...), read by 2 subtasks [4]",
             "  --taskmanagers T       TaskManagers in the cluster (2 slots each) [2]",
@@ -66,7 +76,8 @@ final class Chaos {
             "violation, 2 on bad flags.");
 
     private static final String[][] FLAGS = {
-        {"windows", "12"}, {"kills", "2"}, {"overlap", "3"}, {"catch-up", "2"}, {"s3-faults", "0.05"}, {"seed", "1"},
+        {"windows", "12"}, {"kills", "2"}, {"overlap", "3"}, {"catch-up", "2"}, {"s3-faults", "0.05"}, {"s3-outage", "0"},
+        {"inline-threshold", DEFAULT_INLINE_THRESHOLD}, {"seed", "1"},
         {"shards", "4"}, {"taskmanagers", "2"}, {"events-per-window", "200"}, {"window-seconds", "10"},
     };
     private static final long WINDOW_MILLIS = Duration.ofMinutes(5).toMillis();
@@ -92,6 +103,9 @@ final class Chaos {
     /** Taken {@code catchUp} windows before the overlap; the second instance starts from it. */
     private String olderSavepoint;
     private final double faultRate;
+    private final int outageSeconds;
+    /** Between the sink and S3Proxy; set while the run lasts. */
+    private FaultProxy proxy;
     private final long seed;
     private final Random random;
     private final PrintStream progress;
@@ -138,6 +152,8 @@ final class Chaos {
             throw new IllegalArgumentException("--windows must be between --overlap + --catch-up + 6 (" + (overlap + catchUp + 6)
                     + ": a start, the catch-up, the overlap, a rolling update and a tail) and 1000, got " + windows);
         }
+        this.outageSeconds = positive("s3-outage", 0);
+        positive("inline-threshold", 0);
         this.taskManagers = positive("taskmanagers", 1);
         this.perWindow = positive("events-per-window", 20);
         this.windowSeconds = positive("window-seconds", 1);
@@ -163,10 +179,11 @@ final class Chaos {
         cluster.up(taskManagers, new PrintStream(new ByteArrayOutputStream()));
         Map<String, String> endpoints = cluster.endpoints();
         rest = new FlinkRest(endpoints.get("rest"));
-        try (FaultProxy proxy = new FaultProxy(endpoints.get("s3"), seed);
+        try (FaultProxy faults = new FaultProxy(endpoints.get("s3"), seed);
                 KinesisClient kinesis = Kinesalite.client(endpoints.get("kinesis"));
                 // The checks read S3Proxy directly, bypassing the faults.
                 ObjectStore store = StoreSpec.parse(STORE_URI).withEndpoint(endpoints.get("s3")).open()) {
+            proxy = faults;
             proxy.inject(faultRate, EnumSet.of(Fault.CONFLICT_409, Fault.SLOW_DOWN_503, Fault.LATENCY, Fault.DROP_AFTER_FORWARD));
             String arn = Kinesalite.createStream(kinesis, "chaos-" + seed, shards);
             hashKeys = kinesis.listShards(b -> b.streamARN(arn)).shards().stream().map(sh -> sh.hashKeyRange().startingHashKey()).toList();
@@ -178,6 +195,7 @@ final class Chaos {
                     "--start", Instant.ofEpochMilli(start).toString(), "--windows", Integer.toString(windows),
                     "--events-per-window", flags.get("events-per-window"), "--seed", Long.toString(seed), "--idleness", "0s",
                     "--store", STORE_URI, "--endpoint", proxy.endpoint(), "--checkpoint-interval", "1s",
+                    "--inline-threshold", flags.get("inline-threshold"),
                     "--parallelism", Integer.toString(PARALLELISM));
             report.put("shards", ordered("count", shards, "subtasks", PARALLELISM));
             JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
@@ -221,11 +239,14 @@ final class Chaos {
             plan.add(new Action(overlapEnd, 0.5, "overlap-end"));
         }
         plan.add(new Action(overlapEnd + Math.max(1, (windows - overlapEnd) / 2), 0.5, "rolling-update"));
+        if (outageSeconds > 0) { // after the overlap; the rolling update waits for it to end
+            plan.add(new Action(overlapEnd + Math.max(1, (windows - overlapEnd) / 4), 0.2, "s3-outage"));
+        }
         for (int k = 0; k < kills; k++) {
             plan.add(new Action(1 + random.nextInt(windows - 2), 0.1 + 0.8 * random.nextDouble(), "kill"));
         }
         plan.sort(Comparator.comparingInt(Action::window).thenComparingDouble(Action::at));
-        report.put("plan", plan.stream().map(a -> a.what() + "@" + a.window() + String.format("+%.2f", a.at())).toList());
+        report.put("plan", plan.stream().map(a -> a.what() + "@" + a.window() + String.format(Locale.ROOT, "+%.2f", a.at())).toList());
         return plan;
     }
 
@@ -390,6 +411,26 @@ final class Chaos {
                         "new", jobs.get(0)));
                 break;
             }
+            case "s3-outage": {
+                long at = System.currentTimeMillis();
+                double window = windowsProduced();
+                say("at window %.1f: S3 down for %d s; incomplete uploads aborted meanwhile, as a lifecycle rule would", window,
+                        outageSeconds);
+                proxy.outage(Duration.ofSeconds(outageSeconds));
+                int aborted = 0;
+                try (S3ObjectStore direct = (S3ObjectStore) StoreSpec.parse(STORE_URI).withEndpoint(cluster.endpoints().get("s3")).open()) {
+                    while (System.currentTimeMillis() < at + outageSeconds * 1000L) {
+                        aborted += direct.abortIncompleteUploads();
+                        Thread.sleep(500);
+                    }
+                }
+                long back = System.currentTimeMillis();
+                double seconds = (awaitRecovery(back) - back) / 1000.0;
+                say("S3 back after %d s (%d uploads aborted); the jobs recovered %.1f s later", outageSeconds, aborted, seconds);
+                report.put("s3Outage", ordered("window", window, "seconds", outageSeconds, "uploadsAborted", aborted,
+                        "recoverySeconds", seconds));
+                break;
+            }
             default: { // rolling-update
                 long at = System.currentTimeMillis();
                 String old = jobs.remove(0);
@@ -503,7 +544,7 @@ final class Chaos {
     /** The verifier: every audit finding, and every way the published parts differ from the reference. */
     static List<String> violations(ObjectStore store, Reference expected, Reference published) throws IOException {
         List<String> out = new ArrayList<>();
-        for (Audit.Finding f : Audit.findings(store)) {
+        for (Audit.Finding f : Audit.findings(store, Optional.empty())) {
             out.add("audit " + f.kind() + ": " + f.where() + " (" + f.detail() + ")");
         }
         out.addAll(published.differences(expected));
@@ -514,6 +555,9 @@ final class Chaos {
     private Map<String, Object> fromLogs() throws IOException {
         Map<String, Pattern> patterns = new LinkedHashMap<>();
         patterns.put("partsCreated", Pattern.compile(" Created \\S+ \\("));
+        patterns.put("partsCreatedStaged", Pattern.compile(" Created \\S+ \\(.*, staged\\)"));
+        patterns.put("partsCreatedInline", Pattern.compile(" Created \\S+ \\(.*, inline\\)"));
+        patterns.put("republishedFromStagedCopy", Pattern.compile(" The upload for \\S+ is gone; publishing from its staged copy"));
         patterns.put("duplicatesCollapsed", Pattern.compile(" Collapsed \\S+ into the existing object"));
         patterns.put("divergences", Pattern.compile(" DIVERGENCE at "));
         patterns.put("storeRetries", Pattern.compile(" Attempt \\d+ to .* failed .*, retrying"));

@@ -9,6 +9,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
@@ -63,7 +64,7 @@ final class Inspect {
     }
 
     private static String kind(StoreScan.Version v) {
-        return v.kind().name().toLowerCase().replace('_', '-');
+        return v.kind().name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     private static Map<String, Object> toJson(StoreSpec spec, StoreScan scan) {

@@ -33,6 +33,8 @@ public final class JobConfig implements Serializable {
         {"checkpoint-interval", "10s", "how often parts are committed"},
         {"publish-concurrency", Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY),
             "parts of a commit published to the store at a time"},
+        {"inline-threshold", Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_INLINE_THRESHOLD_BYTES),
+            "parts up to this many bytes travel in the checkpoint; larger ones are staged in the store first (0: all)"},
         {"parallelism", "2", "operator parallelism (keys never depend on it)"},
         {"max-record-bytes", "65536", "larger records are dead-lettered as oversized"},
         {"future-horizon", "1h", "events this far after their arrival are dead-lettered"},
@@ -110,6 +112,11 @@ public final class JobConfig implements Serializable {
         named("window", () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
         requireAtLeast("parallelism", 1);
         requireAtLeast("publish-concurrency", 1);
+        requireAtLeast("inline-threshold", 0);
+        if (number("inline-threshold") > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("--inline-threshold must be at most " + Integer.MAX_VALUE + " bytes, got "
+                    + string("inline-threshold"));
+        }
         requireAtLeast("max-record-bytes", 1);
         for (String d : new String[] {"out-of-orderness", "idleness", "max-drift", "checkpoint-interval", "future-horizon", "past-horizon",
             "shard-discovery"}) {

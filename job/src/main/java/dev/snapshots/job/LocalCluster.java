@@ -121,9 +121,10 @@ final class LocalCluster {
                 // A killed TaskManager is declared lost after 4 s instead of 50 s.
                 "heartbeat.interval: 1000",
                 "heartbeat.timeout: 4000",
-                "restart-strategy.type: fixed-delay",
-                "restart-strategy.fixed-delay.attempts: 100",
-                "restart-strategy.fixed-delay.delay: 1 s",
+                // As on ECS: restarts without end, so a store outage of any length is waited out; capped at
+                // 10 s apart (ECS: Flink's 1 min) so a run here recovers soon after the store is back.
+                "restart-strategy.type: exponential-delay",
+                "restart-strategy.exponential-delay.max-backoff: 10 s",
                 "state.checkpoints.dir: s3://" + BUCKET + "/flink/checkpoints",
                 "state.savepoints.dir: s3://" + BUCKET + "/flink/savepoints",
                 "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",

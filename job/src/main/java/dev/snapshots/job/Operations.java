@@ -134,10 +134,12 @@ final class Operations {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
         try (ObjectStore store = config.store().open()) {
-            List<Audit.Finding> findings = Audit.findings(store);
+            List<Audit.Finding> findings = Audit.gate(store);
             if (!findings.isEmpty()) {
-                out.println("upgrade blocked by the audit of " + config.store() + ": " + findings.size() + " findings, e.g. "
-                        + findings.get(0) + " (snapshots audit lists them all); nothing was changed");
+                out.println("upgrade blocked by the audit of " + config.store() + " (windows of the last " + Audit.GATE_PERIOD.toDays()
+                        + " days): " + findings.size() + " findings, e.g. " + findings.get(0) + " (snapshots audit --since "
+                        + Audit.GATE_PERIOD.toDays() + "d lists them all; acknowledge one you have examined with --acknowledge);"
+                        + " nothing was changed");
                 return 1;
             }
         }

@@ -84,6 +84,7 @@ public final class SnapshotPipeline {
                 .windowLength(config.windowLength())
                 .store(config.store())
                 .publishConcurrency((int) config.number("publish-concurrency"))
+                .inlineThresholdBytes((int) config.number("inline-threshold"))
                 .rowFormat(format);
     }
 

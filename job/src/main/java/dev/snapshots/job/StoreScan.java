@@ -5,7 +5,7 @@ import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.CurrentVersion;
-import dev.snapshots.sink.PartMetadata;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.util.ArrayList;

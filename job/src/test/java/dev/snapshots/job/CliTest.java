@@ -17,6 +17,8 @@ class CliTest {
         "run --store file:///tmp/x --window 7m | --window / window length must divide a day evenly",
         "run --store file:///tmp/x --buckets 0 | bucket count must be in 1..99999, got 0",
         "run --store file:///tmp/x --publish-concurrency 0 | --publish-concurrency must be >= 1, got 0",
+        "run --store file:///tmp/x --inline-threshold -1 | --inline-threshold must be >= 0, got -1",
+        "run --store file:///tmp/x --inline-threshold 3000000000 | --inline-threshold must be at most 2147483647 bytes, got 3000000000",
         "run --store file:///tmp/x --out-of-orderness soon | --out-of-orderness must be a duration like 500ms",
         "run --store ftp://host/x | must start with file:// or s3://",
         "run --store file:///tmp/x --pipeline Orders/EU | pipeline name 'Orders/EU' must be 1-63 characters",

@@ -58,7 +58,7 @@ class ClusterITCase {
         int restarts = rest.restarts(jobId);
         assertThat(restarts).as("the kill was noticed and recovered from").isPositive();
         try (ObjectStore s = store.open()) {
-            assertThat(Audit.findings(s)).as("audit findings").isEmpty();
+            assertThat(Audit.findings(s, Optional.empty())).as("audit findings").isEmpty();
             Reference published = Reference.published(s, 1, Long.MAX_VALUE);
             Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config),
                     config.windowLength().toMillis(), config.buckets());
@@ -125,7 +125,7 @@ class ClusterITCase {
             assertThat(replayed.parts).as("v2 recomputed the windows after the savepoint").isNotEmpty();
             replayed.parts.forEach((part, rows) -> assertThat(rows).as("v2 part %s equals v1's", part).isEqualTo(first.parts.get(part)));
             assertThat(replayed.objects).allSatisfy((part, n) -> assertThat(n).isOne());
-            Map<String, Object> audit = Audit.scan(s, Optional.empty(), Duration.ofDays(1));
+            Map<String, Object> audit = Audit.scan(s, Optional.empty(), Optional.empty(), Duration.ofDays(1));
             assertThat((List<?>) audit.get("findings")).as("audit of both versions").isEmpty();
             assertThat(audit.get("currentVersions")).isEqualTo(Map.of("telemetry", 2));
         }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.StreamSupport;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.BeforeAll;
@@ -104,7 +105,13 @@ class DeployFilesITCase {
 
         JsonNode rules = resource("aws_s3_bucket_lifecycle_configuration", "snapshots").path("rule");
         assertThat(rules.findValues("days_after_initiation")).extracting(JsonNode::asInt).containsExactly(1);
-        assertThat(rules.findValues("expiration")).as("no unconditional expiry").isEmpty();
+        // Staged copies outlive the longest outage the job recovers from: the stream's retention, plus a day.
+        JsonNode staging = StreamSupport.stream(rules.spliterator(), false).filter(r -> r.path("id").asText().equals("expire-staged-copies"))
+                .findFirst().orElseThrow();
+        assertThat(staging.path("filter").get(0).path("prefix").asText()).isEqualTo("${var.snapshot_prefix}_staging/");
+        assertThat(staging.path("expiration").get(0).path("days").asText()).isEqualTo("${local.staging_retention_days}");
+        assertThat(local("staging_retention_days").asText()).isEqualTo("${ceil(var.kinesis_retention_hours / 24) + 1}");
+        assertThat(rules.findValues("expiration")).as("no other expiry").hasSize(1);
         assertThat(variable("expire_prefix").path("default").asText()).as("nothing expires by default").isEmpty();
         assertThat(variable("allow_snapshot_expiry").path("default").asBoolean()).isFalse();
     }
@@ -132,7 +139,8 @@ class DeployFilesITCase {
                 st.path("resources").forEach(r -> assertThat(r.asText()).as("DeleteObject in %s", st.path("sid"))
                         .satisfiesAnyOf(
                                 arn -> assertThat(arn).contains("${var.checkpoint_prefix}*"),
-                                arn -> assertThat(arn).endsWith("${var.snapshot_prefix}*.lock")));
+                                arn -> assertThat(arn).endsWith("${var.snapshot_prefix}_staging/*"),
+                                arn -> assertThat(arn).endsWith("${var.snapshot_prefix}*/_progress/*")));
             }
         }
         assertThat(variable("snapshot_prefix").path("default").asText()).isNotEqualTo(variable("checkpoint_prefix").path("default").asText());

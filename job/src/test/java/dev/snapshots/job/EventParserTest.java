@@ -3,14 +3,13 @@ package dev.snapshots.job;
 import dev.snapshots.job.source.RawRecord;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.testutils.RandomInputs;
 import java.nio.charset.StandardCharsets;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.LongRange;
+import java.util.Arrays;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Bad input gets a named reason and never an exception; good input parses to what was meant. */
 class EventParserTest {
@@ -19,7 +18,7 @@ class EventParserTest {
     private static final TelemetryGenerator GENERATOR =
             new TelemetryGenerator(TelemetryGenerator.START_MILLIS, 7, 20, 300_000, 100, 3, 11, 10_000, MAX_BYTES);
 
-    @Example
+    @Test
     void everyKindOfMalformedRecordGetsItsOwnReason() {
         int seen = 0;
         for (long i = 0; seen < TelemetryGenerator.Bad.values().length * 2; i++) {
@@ -33,30 +32,42 @@ class EventParserTest {
         }
     }
 
-    @Property(tries = 300)
-    void goodRecordsParseToTheEventTheGeneratorMeant(@ForAll @LongRange(max = 1_000_000) long i) {
+    static LongStream threeHundredSeeds() {
+        return LongStream.rangeClosed(1, 300);
+    }
+
+    static LongStream twoThousandSeeds() {
+        return LongStream.rangeClosed(1, 2000);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("threeHundredSeeds")
+    void goodRecordsParseToTheEventTheGeneratorMeant(long seed) {
+        long i = new RandomInputs(seed).between(0, 1_000_000);
+        String what = String.format("seed %d, record %d", seed, i);
         TelemetryGenerator.Truth truth = GENERATOR.truth(i);
         EventParser.Result result = PARSER.parse(GENERATOR.map(i));
         if (truth.bad() != null) {
-            assertThat(result.rejection()).isEqualTo(truth.bad().expected);
+            assertThat(result.rejection()).as(what).isEqualTo(truth.bad().expected);
             return;
         }
         Event e = result.event();
-        assertThat(e).isNotNull();
-        assertThat(e.device).isEqualTo(truth.event().device);
-        assertThat(e.timestampMillis).isEqualTo(truth.event().timestampMillis);
-        assertThat(e.valueMicros).isEqualTo(truth.event().valueMicros);
-        assertThat(e.bytes).isEqualTo(truth.event().bytes);
-        assertThat(e.latencyMicros).isEqualTo(truth.event().latencyMicros);
+        assertThat(e).as(what).isNotNull();
+        assertThat(e.device).as(what).isEqualTo(truth.event().device);
+        assertThat(e.timestampMillis).as(what).isEqualTo(truth.event().timestampMillis);
+        assertThat(e.valueMicros).as(what).isEqualTo(truth.event().valueMicros);
+        assertThat(e.bytes).as(what).isEqualTo(truth.event().bytes);
+        assertThat(e.latencyMicros).as(what).isEqualTo(truth.event().latencyMicros);
     }
 
-    @Property(tries = 2000)
-    void arbitraryBytesNeverThrowAndGetExactlyOneOutcome(@ForAll("junk") byte[] payload) {
-        EventParser.Result result = PARSER.parse(new RawRecord("fuzz:1", 1_796_047_500_000L, payload));
-        assertThat(result.event() == null).isNotEqualTo(result.rejection() == null);
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("twoThousandSeeds")
+    void arbitraryBytesNeverThrowAndGetExactlyOneOutcome(long seed) {
+        EventParser.Result result = PARSER.parse(new RawRecord("fuzz:1", 1_796_047_500_000L, junk(new RandomInputs(seed))));
+        assertThat(result.event() == null).as("seed %d: %s", seed, result).isNotEqualTo(result.rejection() == null);
     }
 
-    @Example
+    @Test
     void timestampsInBothFormsAndOffsetsAreAccepted() {
         assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30T14:05:03.250+01:00\",\"value\":1}").event().timestampMillis)
                 .isEqualTo(java.time.Instant.parse("2026-11-30T13:05:03.250Z").toEpochMilli());
@@ -73,18 +84,18 @@ class EventParserTest {
         return PARSER.parse(new RawRecord("t:1", 1_796_047_500_000L, json.getBytes(StandardCharsets.UTF_8)));
     }
 
-    @Provide
-    Arbitrary<byte[]> junk() {
-        Arbitrary<byte[]> random = Arbitraries.bytes().array(byte[].class).ofMaxSize(MAX_BYTES + 100);
-        Arbitrary<byte[]> mutated = Arbitraries.longs().between(0, 100_000).flatMap(i -> {
-            byte[] good = GENERATOR.map(i).payload;
-            return Arbitraries.integers().between(0, Math.max(0, good.length - 1)).tuple2()
-                    .map(t -> {
-                        byte[] b = good.clone();
-                        b[t.get1()] = (byte) (b[t.get1()] ^ 0x5A); // a flipped byte
-                        return java.util.Arrays.copyOf(b, t.get2() + 1); // and a cut
-                    });
-        });
-        return Arbitraries.oneOf(random, mutated);
+    /**
+     * Half the time up to {@code MAX_BYTES + 100} random bytes (empty and past the size limit
+     * included); otherwise one of the generator's first 100,001 records with a byte flipped and the
+     * rest cut at any length from one byte to all of it.
+     */
+    private static byte[] junk(RandomInputs in) {
+        if (in.between(0, 1) == 0) {
+            return in.bytes(MAX_BYTES + 100);
+        }
+        byte[] b = GENERATOR.map((long) in.between(0, 100_000)).payload.clone();
+        int flip = in.between(0, b.length - 1);
+        b[flip] = (byte) (b[flip] ^ 0x5A); // a flipped byte
+        return Arrays.copyOf(b, in.between(1, b.length)); // and a cut
     }
 }

@@ -7,7 +7,7 @@ import dev.snapshots.job.testutils.KplEncoder;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
-import dev.snapshots.sink.PartMetadata;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testutils.StoreKind;

@@ -1,6 +1,7 @@
 package dev.snapshots.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.job.testutils.ObjectHashes;
@@ -89,6 +90,24 @@ class SnapshotJobITCase {
         Map<String, String> v2Objects = hashes(store, ObjectKeys.versionPrefix(v2.pipeline(), 2));
         assertThat(v2Objects).as("v2 wrote its own namespace").isNotEmpty();
         assertThat(v2Objects.keySet()).allSatisfy(k -> assertThat(k).startsWith("telemetry/v=2/"));
+    }
+
+    /** Tried as a new user would: a schema bump over a version written with the old schema is refused before submitting. */
+    @Test
+    void aNewSchemaInAJobVersionAlreadyWrittenIsRefusedWithTheFix() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        run(config(store, "--windows", "2"), null);
+
+        assertThatThrownBy(() -> start(config(store, "--windows", "2", "--schema-version", "2"), null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("telemetry v=1 is written with schema version 1, and this job writes schema 2")
+                .hasMessageContaining("--job-version 2");
+        JobConfig bumped = config(store, "--windows", "2", "--schema-version", "2", "--job-version", "2");
+        run(bumped, null);
+        try (ObjectStore s = store.open()) {
+            assertThat(CompletionPointer.schemaVersion(s, PartKind.SNAPSHOT, "telemetry", 2)).contains(2);
+            assertThat(keys(s, ObjectKeys.versionPrefix("telemetry", 1))).noneMatch(k -> k.contains("/schema=2/"));
+        }
     }
 
     @Test

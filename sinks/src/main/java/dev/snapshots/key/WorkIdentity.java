@@ -3,6 +3,7 @@ package dev.snapshots.key;
 import java.io.Serializable;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -81,7 +82,7 @@ public record WorkIdentity(
 
     private static void require(boolean condition, String message, Object... args) {
         if (!condition) {
-            throw new IllegalArgumentException(String.format(message, args));
+            throw new IllegalArgumentException(String.format(Locale.ROOT, message, args));
         }
     }
 
@@ -91,7 +92,7 @@ public record WorkIdentity(
 
     @Override
     public String toString() {
-        return String.format(
+        return String.format(Locale.ROOT,
                 "%s v%d schema %d window %s/%s bucket %d/%d%s",
                 pipeline,
                 jobVersion,

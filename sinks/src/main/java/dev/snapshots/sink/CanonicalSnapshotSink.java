@@ -45,7 +45,7 @@ public final class CanonicalSnapshotSink<T>
     }
 
     @Override
-    public SinkWriter<SnapshotPart<T>> createWriter(WriterInitContext context) {
+    public SinkWriter<SnapshotPart<T>> createWriter(WriterInitContext context) throws IOException {
         return new SnapshotWriter<>(config, context);
     }
 

@@ -6,6 +6,7 @@ import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.UUID;
 
 /** Builds a {@link CanonicalSnapshotSink}; every setting is checked in {@link #build()}. */
 public final class CanonicalSnapshotSinkBuilder<T> {
@@ -129,8 +130,10 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         if (publishConcurrency < 1) {
             throw new IllegalArgumentException("publish concurrency must be >= 1 part at a time, got " + publishConcurrency);
         }
+        // A run per build: the job as submitted. Its restarts share it; a new submission gets another.
         SnapshotSinkConfig<T> config = new SnapshotSinkConfig<>(pipeline, jobVersion, schemaVersion, bucketCount,
-                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, publishConcurrency, backoff, kind);
+                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, publishConcurrency, backoff, kind,
+                UUID.randomUUID().toString());
         config.identity(0, 0); // validates the remaining identity fields now, not on the first record
         return new CanonicalSnapshotSink<>(config);
     }

@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.key.PartMetadata;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.key.PartKind;
 import dev.snapshots.store.StagedObject;
 import java.util.Arrays;
 import java.util.Map;
@@ -13,9 +14,17 @@ import java.util.TreeMap;
  * committing the same committable twice ends as created, then collapsed.
  *
  * <p>A part is either carried inline (small parts: published with one conditional PutObject) or
- * staged (an uncompleted multipart upload or a temp file, promoted by the committer).
+ * staged (an uncompleted multipart upload with a durable copy, or a temp file, promoted by the
+ * committer). A mark names the run of the sink it comes from, so a mark restored into another
+ * job version, pipeline or kind is recognised as not this sink's.
  */
 public final class SnapshotCommittable {
+    /**
+     * The run of a sink a mark belongs to: one build of it, a job as submitted ({@code id} is drawn
+     * when the sink is built), of one pipeline, job version and kind.
+     */
+    public record Run(String pipeline, int jobVersion, PartKind kind, String id) {}
+
     private final String key;
     private final long windowStartMillis;
     private final long windowEndMillis;
@@ -25,6 +34,7 @@ public final class SnapshotCommittable {
     private final Map<String, String> metadata;
     private final byte[] inline;
     private final StagedObject staged;
+    private final Run run;
     private final int subtask;
     private final int parallelism;
     private final long watermark;
@@ -39,6 +49,7 @@ public final class SnapshotCommittable {
             Map<String, String> metadata,
             byte[] inline,
             StagedObject staged,
+            Run run,
             int subtask,
             int parallelism,
             long watermark) {
@@ -51,6 +62,7 @@ public final class SnapshotCommittable {
         this.metadata = metadata == null ? null : Map.copyOf(metadata);
         this.inline = inline;
         this.staged = staged;
+        this.run = run;
         this.subtask = subtask;
         this.parallelism = parallelism;
         this.watermark = watermark;
@@ -62,7 +74,7 @@ public final class SnapshotCommittable {
             Map<String, String> metadata, byte[] content) {
         return new SnapshotCommittable(
                 key, windowStart, windowEnd, bucket, fingerprint, rows, metadata,
-                Objects.requireNonNull(content), null, -1, -1, Long.MIN_VALUE);
+                Objects.requireNonNull(content), null, null, -1, -1, Long.MIN_VALUE);
     }
 
     /** A part already uploaded where nobody reads it. */
@@ -71,12 +83,15 @@ public final class SnapshotCommittable {
             Map<String, String> metadata, StagedObject staged) {
         return new SnapshotCommittable(
                 staged.key(), windowStart, windowEnd, bucket, fingerprint, rows, metadata,
-                null, staged, -1, -1, Long.MIN_VALUE);
+                null, staged, null, -1, -1, Long.MIN_VALUE);
     }
 
-    /** Writer {@code subtask} of {@code parallelism} had handed over every part below {@code watermark}. */
-    public static SnapshotCommittable mark(int subtask, int parallelism, long watermark) {
-        return new SnapshotCommittable(null, 0, 0, -1, null, 0, null, null, null, subtask, parallelism, watermark);
+    /**
+     * Writer {@code subtask} of {@code parallelism}, of {@code run}, had handed over every part below
+     * {@code watermark}. A null run: a mark checkpointed before marks named their run.
+     */
+    public static SnapshotCommittable mark(Run run, int subtask, int parallelism, long watermark) {
+        return new SnapshotCommittable(null, 0, 0, -1, null, 0, null, null, null, run, subtask, parallelism, watermark);
     }
 
     public boolean isMark() {
@@ -120,6 +135,11 @@ public final class SnapshotCommittable {
         return Optional.ofNullable(staged);
     }
 
+    /** A mark's run; empty for parts, and for marks from before marks named their run. */
+    public Optional<Run> run() {
+        return Optional.ofNullable(run);
+    }
+
     public int subtask() {
         return subtask;
     }
@@ -149,7 +169,8 @@ public final class SnapshotCommittable {
                 && Objects.equals(fingerprint, that.fingerprint)
                 && Objects.equals(metadata, that.metadata)
                 && Arrays.equals(inline, that.inline)
-                && Objects.equals(staged, that.staged);
+                && Objects.equals(staged, that.staged)
+                && Objects.equals(run, that.run);
     }
 
     @Override
@@ -160,7 +181,7 @@ public final class SnapshotCommittable {
     @Override
     public String toString() {
         if (isMark()) {
-            return "ProgressMark{subtask=" + subtask + "/" + parallelism + ", watermark=" + watermark + "}";
+            return "ProgressMark{" + run + ", subtask=" + subtask + "/" + parallelism + ", watermark=" + watermark + "}";
         }
         return "SnapshotCommittable{" + key
                 + ", rows=" + rowCount

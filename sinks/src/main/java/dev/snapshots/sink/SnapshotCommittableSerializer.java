@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.key.PartKind;
 import dev.snapshots.store.StagedObject;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -13,10 +14,13 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 /**
  * Committables live in checkpoints and savepoints, so their bytes are a format: versioned, with
  * explicit type codes (never enum ordinals or Java serialization) and a trailing-bytes check.
- * Version 1 is pinned by a golden-bytes test; a new layout gets version 2 and keeps reading 1.
+ * Each version is pinned by a golden-bytes test. Version 2 adds a staged part's durable copy and a
+ * mark's run; version 1 is still read (its staged parts have no copy, its marks no run, and the
+ * committer ignores such marks).
  */
 public final class SnapshotCommittableSerializer implements SimpleVersionedSerializer<SnapshotCommittable> {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
+    private static final int VERSION_1 = 1;
 
     private static final byte INLINE_PART = 1;
     private static final byte STAGED_PART = 2;
@@ -32,6 +36,11 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
         DataOutputSerializer out = new DataOutputSerializer(256);
         if (c.isMark()) {
             out.writeByte(MARK);
+            SnapshotCommittable.Run run = c.run().orElseThrow(() -> new IOException("a mark without its run: " + c));
+            out.writeUTF(run.pipeline());
+            out.writeInt(run.jobVersion());
+            out.writeByte(kindCode(run.kind()));
+            out.writeUTF(run.id());
             out.writeInt(c.subtask());
             out.writeInt(c.parallelism());
             out.writeLong(c.watermark());
@@ -61,21 +70,24 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
             for (String etag : staged.partETags()) {
                 out.writeUTF(etag);
             }
+            out.writeUTF(staged.copy());
         }
         return out.getCopyOfBuffer();
     }
 
     @Override
     public SnapshotCommittable deserialize(int version, byte[] serialized) throws IOException {
-        if (version != VERSION) {
+        if (version != VERSION && version != VERSION_1) {
             throw new IOException("unknown snapshot committable version " + version
-                    + " (this release reads version " + VERSION + "); was the savepoint taken by a newer release?");
+                    + " (this release reads versions 1 and " + VERSION + "); was the savepoint taken by a newer release?");
         }
         DataInputDeserializer in = new DataInputDeserializer(serialized);
         byte type = in.readByte();
         SnapshotCommittable result;
         if (type == MARK) {
-            result = SnapshotCommittable.mark(in.readInt(), in.readInt(), in.readLong());
+            SnapshotCommittable.Run run = version == VERSION_1 ? null
+                    : new SnapshotCommittable.Run(in.readUTF(), in.readInt(), kind(in.readByte()), in.readUTF());
+            result = SnapshotCommittable.mark(run, in.readInt(), in.readInt(), in.readLong());
         } else if (type == INLINE_PART || type == STAGED_PART) {
             String key = in.readUTF();
             long windowStart = in.readLong();
@@ -99,8 +111,9 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
                 for (int i = 0; i < parts; i++) {
                     etags.add(in.readUTF());
                 }
+                String copy = version == VERSION_1 ? "" : in.readUTF();
                 result = SnapshotCommittable.staged(
-                        windowStart, windowEnd, bucket, fingerprint, rows, metadata, new StagedObject(key, handle, etags));
+                        windowStart, windowEnd, bucket, fingerprint, rows, metadata, new StagedObject(key, handle, etags, copy));
             }
         } else {
             throw new IOException("unknown snapshot committable type code " + type);
@@ -109,5 +122,21 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
             throw new IOException(in.available() + " unexpected trailing bytes after a snapshot committable");
         }
         return result;
+    }
+
+    /** Codes, not ordinals: a kind added later must not renumber these. */
+    private static int kindCode(PartKind kind) {
+        return switch (kind) {
+            case SNAPSHOT -> 1;
+            case DEAD_LETTER -> 2;
+        };
+    }
+
+    private static PartKind kind(int code) throws IOException {
+        return switch (code) {
+            case 1 -> PartKind.SNAPSHOT;
+            case 2 -> PartKind.DEAD_LETTER;
+            default -> throw new IOException("unknown part kind code " + code);
+        };
     }
 }

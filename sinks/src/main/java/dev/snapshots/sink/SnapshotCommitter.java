@@ -1,7 +1,7 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.key.ObjectKeys;
-import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.ObjectInfo;
@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,11 +65,15 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private final ObjectStore store;
     private final ExecutorService publishers;
     private final Backoff backoff;
-    private final PartKind kind;
-    private final String pipeline;
-    private final int jobVersion;
-    private final long windowLengthMillis;
+    private final CompletionPointer.Scope scope;
+    private final SnapshotCommittable.Run run;
     private volatile long completeThrough;
+    /** Published parts and marks the completion pointer has not taken yet; tried again after each checkpoint. */
+    private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
+    private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
+    /** How far each (run, subtask) is recorded: a mark that does not move it needs no write. */
+    private final Map<String, Long> recordedThrough = new HashMap<>();
+    private final Counter progressFailures;
     private final Counter created;
     private final Counter collapsed;
     private final Counter divergent;
@@ -85,10 +90,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             return t;
         });
         this.backoff = config.backoff();
-        this.kind = config.kind();
-        this.pipeline = config.pipeline();
-        this.jobVersion = config.jobVersion();
-        this.windowLengthMillis = config.windowLengthMillis();
+        this.scope = config.pointerScope();
+        this.run = config.run();
         metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.created = metrics.counter("partsCreated");
         this.collapsed = metrics.counter("partsCollapsed");
@@ -97,6 +100,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         this.retries = metrics.counter("storeRetries", new ThreadSafeSimpleCounter());
         this.conflicts = metrics.counter("storeConflicts", new ThreadSafeSimpleCounter());
         this.commitMillis = metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
+        this.progressFailures = metrics.counter("progressFailures");
     }
 
     @Override
@@ -107,14 +111,14 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     }
 
     private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
-        Map<Integer, SnapshotCommittable> marks = new TreeMap<>();
+        List<SnapshotCommittable> marks = new ArrayList<>();
         long lastWindowEnd = Long.MIN_VALUE;
         // A list, not a map: Flink's commit requests are equal by value, and each needs its own outcome.
         List<Publishing> publishing = new ArrayList<>();
         for (CommitRequest<SnapshotCommittable> request : requests) {
             SnapshotCommittable part = request.getCommittable();
             if (part.isMark()) {
-                marks.merge(part.subtask(), part, (a, b) -> a.watermark() >= b.watermark() ? a : b);
+                marks.add(part);
                 continue;
             }
             lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
@@ -122,16 +126,19 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         }
         Throwable failure = null;
         for (Publishing published : publishing) {
-            Outcome outcome;
+            Published done;
             try {
-                outcome = published.outcome().get();
+                done = published.outcome().get();
             } catch (ExecutionException e) {
                 // Wait for the others anyway: none may still be writing once the commit has failed.
                 failure = failure != null ? failure : e.getCause();
                 continue;
             }
             CommitRequest<SnapshotCommittable> request = published.request();
-            switch (outcome) {
+            SnapshotCommittable part = request.getCommittable();
+            unrecordedParts.add(new CompletionPointer.PublishedPart(part.windowStartMillis(), part.bucket(), part.key(),
+                    done.fingerprint(), done.rows()));
+            switch (done.outcome()) {
                 case CREATED:
                     created.inc();
                     break;
@@ -144,7 +151,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                     request.signalAlreadyCommitted();
                     break;
                 default:
-                    throw new IllegalStateException(outcome.name());
+                    throw new IllegalStateException(done.outcome().name());
             }
         }
         if (failure instanceof IOException io) {
@@ -157,22 +164,62 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             throw new IOException("publishing a part failed", failure);
         }
         // Only now are all parts handed over with these marks published.
-        for (SnapshotCommittable mark : marks.values()) {
-            long last = lastWindowEnd;
-            Optional<Long> through = backoff.run(retries, "record progress of " + pipeline + " v" + jobVersion,
-                    () -> CompletionPointer.record(store, kind, pipeline, jobVersion,
-                    windowLengthMillis, mark.parallelism(), mark.subtask(), mark.watermark(), last));
+        for (SnapshotCommittable mark : marks) {
+            if (mark.run().filter(r -> r.pipeline().equals(run.pipeline()) && r.jobVersion() == run.jobVersion()
+                    && r.kind() == run.kind()).isEmpty() || mark.watermark() == Long.MIN_VALUE) {
+                // From a savepoint of another job version, or from before marks named their run: not ours to record.
+                LOG.debug("Not recording {} in the pointer of {} v{}", mark, run.pipeline(), run.jobVersion());
+                continue;
+            }
+            String id = mark.run().get().id() + "/" + mark.subtask();
+            CompletionPointer.Mark before = unrecordedMarks.get(id);
+            unrecordedMarks.put(id, new CompletionPointer.Mark(mark.run().get().id(), mark.parallelism(), mark.subtask(),
+                    Math.max(mark.watermark(), before == null ? Long.MIN_VALUE : before.watermark()),
+                    Math.max(lastWindowEnd, before == null ? Long.MIN_VALUE : before.lastWindowEndMillis())));
+        }
+        recordProgress();
+    }
+
+    /**
+     * Moves the completion pointer by what this commit published. Parts come first: when the
+     * pointer cannot be read or written (the store failing past the retries, an unreadable or newer
+     * pointer), the commit still succeeds, the problem is counted ({@code progressFailures}) and
+     * logged, and what was not recorded is tried again after the next checkpoint.
+     */
+    private void recordProgress() throws InterruptedException {
+        boolean moves = !unrecordedParts.isEmpty() || unrecordedMarks.entrySet().stream().anyMatch(e -> CompletionPointer.committedThrough(
+                e.getValue().watermark(), scope.windowLengthMillis()) > recordedThrough.getOrDefault(e.getKey(), Long.MIN_VALUE));
+        if (!moves) {
+            unrecordedMarks.clear();
+            return;
+        }
+        List<CompletionPointer.Mark> marks = List.copyOf(unrecordedMarks.values());
+        List<CompletionPointer.PublishedPart> parts = List.copyOf(unrecordedParts);
+        try {
+            Optional<Long> through = backoff.run(retries, "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
+                    () -> CompletionPointer.record(store, scope, marks, parts));
             through.ifPresent(t -> completeThrough = t);
+            unrecordedMarks.forEach((id, m) -> recordedThrough.put(id, CompletionPointer.committedThrough(m.watermark(), scope.windowLengthMillis())));
+            unrecordedMarks.clear();
+            unrecordedParts.clear();
+        } catch (IOException | RuntimeException e) { // never fails the commit: its parts are published
+            progressFailures.inc();
+            LOG.error("The parts of this commit are published, but the completion pointer of {} v{} could not be updated: {}."
+                    + " It is tried again after the next checkpoint; until then readers see it behind.", scope.pipeline(),
+                    scope.jobVersion(), e.toString());
         }
     }
 
-    private record Publishing(CommitRequest<SnapshotCommittable> request, Future<Outcome> outcome) {}
+    private record Publishing(CommitRequest<SnapshotCommittable> request, Future<Published> outcome) {}
 
-    Outcome publish(SnapshotCommittable part) throws IOException, InterruptedException {
+    /** How a part ended, and the canonical object's fingerprint and row count (what its window's manifest lists). */
+    record Published(Outcome outcome, String fingerprint, long rows) {}
+
+    Published publish(SnapshotCommittable part) throws IOException, InterruptedException {
         return backoff.run(retries, "publish " + part.key() + " to " + store.describe(), () -> attempt(part));
     }
 
-    private Outcome attempt(SnapshotCommittable part) throws IOException {
+    private Published attempt(SnapshotCommittable part) throws IOException {
         Optional<StagedObject> staged = part.staged();
         // Look before completing an upload: S3 may accept a second completion of the same upload id
         // (after a restore) as a success, which would hide that this committable already landed.
@@ -185,23 +232,26 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                     ? store.promote(staged.get())
                     : store.putIfAbsent(part.key(), part.inline().get(), part.metadata());
             if (won) {
-                LOG.info("Created {} ({} rows, fingerprint {})", part.key(), part.rowCount(), part.fingerprint());
-                return Outcome.CREATED;
+                LOG.info("Created {} ({} rows, fingerprint {}, {})", part.key(), part.rowCount(), part.fingerprint(),
+                        staged.isPresent() ? "staged" : "inline");
+                return new Published(Outcome.CREATED, part.fingerprint(), part.rowCount());
             }
         } catch (StoreException e) {
             if (e.kind() == StoreException.Kind.CONFLICT) {
                 conflicts.inc();
             }
-            // A staged upload that is gone, or a 409 on completing it (S3 then drops the upload), is
-            // fine if the key got published meanwhile: by this committable before a restart, or by
-            // another execution. Otherwise the 409 is retried and a lost upload is reported.
+            // A staged part that is gone, or a 409 on completing it (S3 then drops the upload, and the
+            // store starts it again from the staged copy on the next attempt), is fine if the key got
+            // published meanwhile: by this committable before a restart, or by another execution.
+            // Otherwise the 409 is retried, and a part gone with its copy is reported.
             boolean stagedTrouble = staged.isPresent()
                     && (e.kind() == StoreException.Kind.STAGED_GONE || e.kind() == StoreException.Kind.CONFLICT);
             if (!stagedTrouble || store.head(part.key()).isEmpty()) {
                 if (e.kind() == StoreException.Kind.STAGED_GONE) {
-                    throw new StoreException(StoreException.Kind.PERMANENT, "the staged upload for " + part.key()
-                            + " is gone and nothing was published at that key; restore the job from a checkpoint older"
-                            + " than the one holding this part so the window is recomputed", e);
+                    throw new StoreException(StoreException.Kind.PERMANENT, "the staged part for " + part.key()
+                            + " is gone, with its staged copy, and nothing was published at that key: the job was down or"
+                            + " failing for longer than the bucket's staging retention. Restore the job from a checkpoint"
+                            + " older than the one holding this part so the window is recomputed", e);
                 }
                 throw e;
             }
@@ -211,13 +261,13 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     }
 
     /** The key is taken: same content collapses, different content is evidence. */
-    private Outcome resolveExisting(SnapshotCommittable part, ObjectInfo existing) throws IOException {
+    private Published resolveExisting(SnapshotCommittable part, ObjectInfo existing) throws IOException {
         part.staged().ifPresent(this::abortQuietly);
         String canonical = existing.metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
         if (canonical.equals(part.fingerprint())) {
             LOG.info("Collapsed {} into the existing object (same fingerprint {}, first written by job {})",
                     part.key(), canonical, existing.metadata().get(PartMetadata.WRITER_JOB));
-            return Outcome.COLLAPSED;
+            return new Published(Outcome.COLLAPSED, canonical, part.rowCount());
         }
         String evidence = ObjectKeys.divergenceKey(part.key(), part.fingerprint());
         store.putIfAbsent(evidence, evidence(part, existing), Map.of());
@@ -225,7 +275,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                         + " (writer {}). The first object stays canonical; evidence in {}. Check for non-deterministic"
                         + " logic or inputs that differ between the two executions.",
                 part.key(), canonical, writer(existing.metadata()), part.fingerprint(), writer(part.metadata()), evidence);
-        return Outcome.DIVERGENT;
+        return new Published(Outcome.DIVERGENT, canonical, Long.parseLong(existing.metadata().getOrDefault(PartMetadata.ROWS, "0")));
     }
 
     private byte[] evidence(SnapshotCommittable part, ObjectInfo existing) throws IOException {

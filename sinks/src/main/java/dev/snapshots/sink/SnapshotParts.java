@@ -2,8 +2,12 @@ package dev.snapshots.sink;
 
 import dev.snapshots.format.RowFormat;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -49,18 +53,27 @@ public final class SnapshotParts {
                 .uid(uid);
     }
 
-    /** The routing key of each bucket: the smallest non-negative int in the bucket's target key group. */
+    /**
+     * The routing key of each bucket: the smallest non-negative int in the bucket's target key
+     * group. With more buckets than key groups (B above max parallelism), bucket b targets group
+     * {@code b mod maxParallelism}, and the buckets sharing a group take its smallest ints in turn:
+     * every bucket keeps a key of its own, so no part ever holds two buckets' rows.
+     */
     static int[] routingKeys(int bucketCount, int maxParallelism) {
-        int[] keys = new int[bucketCount];
+        Map<Integer, Deque<Integer>> waiting = new HashMap<>();
         for (int b = 0; b < bucketCount; b++) {
             int target = bucketCount <= maxParallelism
                     ? (int) ((long) b * maxParallelism / bucketCount)
                     : b % maxParallelism;
-            int candidate = 0;
-            while (KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism) != target) {
-                candidate++;
+            waiting.computeIfAbsent(target, g -> new ArrayDeque<>()).add(b);
+        }
+        int[] keys = new int[bucketCount];
+        for (int candidate = 0, left = bucketCount; left > 0; candidate++) {
+            Deque<Integer> buckets = waiting.get(KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism));
+            if (buckets != null && !buckets.isEmpty()) {
+                keys[buckets.poll()] = candidate;
+                left--;
             }
-            keys[b] = candidate;
         }
         return keys;
     }

@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
@@ -22,6 +23,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final int publishConcurrency;
     private final Backoff backoff;
     private final PartKind kind;
+    private final String runId;
 
     SnapshotSinkConfig(
             String pipeline,
@@ -35,7 +37,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             int inlineThresholdBytes,
             int publishConcurrency,
             Backoff backoff,
-            PartKind kind) {
+            PartKind kind,
+            String runId) {
         this.pipeline = pipeline;
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
@@ -48,6 +51,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.publishConcurrency = publishConcurrency;
         this.backoff = backoff;
         this.kind = kind;
+        this.runId = runId;
     }
 
     /** The identity of one part of this sink's output. */
@@ -98,5 +102,15 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     public PartKind kind() {
         return kind;
+    }
+
+    /** The run of this sink that a writer's marks belong to. */
+    public SnapshotCommittable.Run run() {
+        return new SnapshotCommittable.Run(pipeline, jobVersion, kind, runId);
+    }
+
+    /** What the completion pointer of this sink's output is about. */
+    public CompletionPointer.Scope pointerScope() {
+        return new CompletionPointer.Scope(kind, pipeline, jobVersion, schemaVersion, bucketCount, windowLengthMillis);
     }
 }

@@ -3,10 +3,13 @@ package dev.snapshots.sink;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -40,7 +43,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
     private final List<SnapshotCommittable> pending = new ArrayList<>();
     private long watermark = Long.MIN_VALUE;
 
-    SnapshotWriter(SnapshotSinkConfig<T> config, WriterInitContext context) {
+    SnapshotWriter(SnapshotSinkConfig<T> config, WriterInitContext context) throws IOException {
         this.config = config;
         this.format = config.rowFormat();
         this.store = config.store().open();
@@ -50,6 +53,16 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         this.staged = context.metricGroup().counter("partsStaged");
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
+        requireOneSchemaPerJobVersion();
+    }
+
+    /** See {@link CompletionPointer#requireSchema}. An unreadable pointer does not stop the writer: parts come first. */
+    private void requireOneSchemaPerJobVersion() {
+        try {
+            CompletionPointer.requireSchema(store, config.kind(), config.pipeline(), config.jobVersion(), config.schemaVersion());
+        } catch (IOException | UncheckedIOException e) {
+            LOG.warn("Could not read which schema {} v{} is written with: {}", config.pipeline(), config.jobVersion(), e.getMessage());
+        }
     }
 
     @Override
@@ -114,7 +127,7 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
     @Override
     public Collection<SnapshotCommittable> prepareCommit() {
         List<SnapshotCommittable> out = new ArrayList<>(pending);
-        out.add(SnapshotCommittable.mark(subtask, parallelism, watermark));
+        out.add(SnapshotCommittable.mark(config.run(), subtask, parallelism, watermark));
         pending.clear();
         return out;
     }

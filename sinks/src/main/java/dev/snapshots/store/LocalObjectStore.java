@@ -3,6 +3,7 @@ package dev.snapshots.store;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
@@ -16,15 +17,15 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * A directory as an object store: the embedded default, and what tests use beside S3.
@@ -37,8 +38,8 @@ import java.util.function.Consumer;
  */
 public final class LocalObjectStore implements ObjectStore {
     private static final String STAGED_SUFFIX = ".staged";
-    /** A swap lock older than this was left by a dead process and may be broken. */
-    private static final Duration STALE_LOCK = Duration.ofSeconds(30);
+
+    private static final Map<Path, Object> SWAP_LOCKS = new ConcurrentHashMap<>();
 
     private final Path root;
 
@@ -104,18 +105,24 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     /**
-     * Swaps under an exclusive lock file; the version is a hash of the content, so a swap that
-     * expects a version nobody can have written fails like a failed {@code If-Match}.
+     * Swaps under an exclusive OS file lock (between processes; between the threads of this one
+     * a monitor, since the OS lock is held per process), released by the OS if the process dies:
+     * mutual exclusion without a staleness guess. The version is a hash of the content, so a swap
+     * that expects a version nobody can have written fails like a failed {@code If-Match}.
      */
     @Override
     public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion) throws IOException {
         Path target = resolve(key);
         Files.createDirectories(target.getParent());
-        Path lock = target.resolveSibling("." + target.getFileName() + ".lock");
-        if (!acquire(lock)) {
-            return false;
+        Path lockFile = target.resolveSibling("." + target.getFileName() + ".lock");
+        synchronized (SWAP_LOCKS.computeIfAbsent(lockFile, f -> new Object())) {
+            return swapLocked(target, lockFile, content, expectedVersion);
         }
-        try {
+    }
+
+    private static boolean swapLocked(Path target, Path lockFile, byte[] content, Optional<String> expectedVersion) throws IOException {
+        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileLock held = lock.lock()) {
             Optional<String> current = Files.exists(target) ? Optional.of(version(Files.readAllBytes(target))) : Optional.empty();
             if (!current.equals(expectedVersion)) {
                 return false;
@@ -125,36 +132,6 @@ public final class LocalObjectStore implements ObjectStore {
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             syncDirectory(target.getParent());
             return true;
-        } finally {
-            Files.deleteIfExists(lock);
-        }
-    }
-
-    /** Waits for the lock like a conditional request waits for the server; breaks one left by a dead process. */
-    private static boolean acquire(Path lock) throws IOException {
-        Instant deadline = Instant.now().plus(STALE_LOCK);
-        while (true) {
-            try {
-                Files.createFile(lock);
-                return true;
-            } catch (FileAlreadyExistsException e) {
-                try {
-                    if (Files.getLastModifiedTime(lock).toInstant().isBefore(Instant.now().minus(STALE_LOCK))) {
-                        Files.deleteIfExists(lock);
-                    }
-                } catch (NoSuchFileException gone) {
-                    // released meanwhile
-                }
-                if (Instant.now().isAfter(deadline)) {
-                    return false; // the caller re-reads and tries again, as after a lost If-Match
-                }
-                try {
-                    Thread.sleep(1);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new StoreException(StoreException.Kind.TRANSIENT, "interrupted waiting for " + lock, ie);
-                }
-            }
         }
     }
 
@@ -217,6 +194,21 @@ public final class LocalObjectStore implements ObjectStore {
                 }
             }
         });
+    }
+
+    @Override
+    public void listDirectories(String prefix, Consumer<String> consumer) throws IOException {
+        Path dir = prefix.isEmpty() ? root : resolve(prefix);
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (Stream<Path> children = Files.list(dir)) {
+            for (Path child : children.sorted().toList()) {
+                if (Files.isDirectory(child) && !child.getFileName().toString().startsWith(".")) {
+                    consumer.accept(key(child) + "/");
+                }
+            }
+        }
     }
 
     private String key(Path file) {

@@ -51,6 +51,13 @@ public interface ObjectStore extends AutoCloseable {
     /** Every published object whose key starts with {@code prefix}, in key order, page by page. */
     void list(String prefix, Consumer<ObjectInfo> consumer) throws IOException;
 
+    /**
+     * The "directories" right below {@code prefix} (which ends in '/' or is empty), each ending in
+     * '/': keys that continue past one more '/'. What lets a reader walk to the windows it needs
+     * instead of listing a whole history.
+     */
+    void listDirectories(String prefix, Consumer<String> consumer) throws IOException;
+
     /** Staged content never promoted or aborted (a writer died between staging and its checkpoint). */
     void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException;
 

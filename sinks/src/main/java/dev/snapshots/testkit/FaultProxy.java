@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -23,8 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An HTTP proxy on 127.0.0.1 between the AWS SDK and S3Proxy that injects the failures a real S3
- * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes,
- * 503 SlowDown, 500 InternalError, added latency, and connections dropped after the request was
+ * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes
+ * (after which, as on S3, an upload whose completion got it is gone), 503 SlowDown, 500 InternalError, added latency, and connections dropped after the request was
  * carried out (so the write happened but the client never heard). Seeded, so a run repeats.
  *
  * <p>Shipped with the library so you can run your own job against a misbehaving S3; the tests and
@@ -145,6 +146,7 @@ public final class FaultProxy implements AutoCloseable {
                 injected.get(fault).incrementAndGet();
             }
             if (fault == Fault.CONFLICT_409) {
+                dropUploadIfCompleting(exchange);
                 error(exchange, 409, "ConditionalRequestConflict", "A conflicting operation occurred.");
                 return;
             } else if (fault == Fault.SLOW_DOWN_503) {
@@ -162,7 +164,7 @@ public final class FaultProxy implements AutoCloseable {
                 return; // the server did the work; closing an exchange that sent no headers drops the connection
             }
             response.headers().map().forEach((name, values) -> {
-                if (!HOP_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
+                if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT)) && !name.startsWith(":")) {
                     exchange.getResponseHeaders().put(name, values);
                 }
             });
@@ -201,6 +203,20 @@ public final class FaultProxy implements AutoCloseable {
         return candidates.isEmpty() ? null : candidates.get(nextInt(candidates.size()));
     }
 
+    /**
+     * After a 409 on CompleteMultipartUpload, S3 has dropped the upload ("re-initiate the multipart
+     * upload with CreateMultipartUpload and re-upload each part"): so does this proxy, by aborting
+     * it on the server behind.
+     */
+    private void dropUploadIfCompleting(HttpExchange exchange) throws IOException, InterruptedException {
+        String query = exchange.getRequestURI().getRawQuery();
+        if (exchange.getRequestMethod().equals("POST") && query != null && query.contains("uploadId=")) {
+            String uploadId = query.replaceAll(".*uploadId=([^&]*).*", "$1");
+            client.send(HttpRequest.newBuilder(URI.create(target + exchange.getRequestURI().getRawPath() + "?uploadId=" + uploadId))
+                    .DELETE().timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding());
+        }
+    }
+
     private HttpResponse<byte[]> forward(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
         URI uri = URI.create(target + exchange.getRequestURI().getRawPath()
                 + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery()));
@@ -210,7 +226,7 @@ public final class FaultProxy implements AutoCloseable {
                         ? HttpRequest.BodyPublishers.noBody()
                         : HttpRequest.BodyPublishers.ofByteArray(body));
         exchange.getRequestHeaders().forEach((name, values) -> {
-            if (!HOP_HEADERS.contains(name.toLowerCase())) {
+            if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
                 values.forEach(v -> request.header(name, v));
             }
         });

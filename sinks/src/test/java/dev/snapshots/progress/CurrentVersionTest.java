@@ -7,6 +7,7 @@ import dev.snapshots.store.LocalObjectStore;
 import dev.snapshots.store.ObjectStore;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,6 +52,7 @@ class CurrentVersionTest {
 
     /** Marks every window before {@code through} complete for a version with one writer. */
     private static void complete(ObjectStore store, int version, long through) throws Exception {
-        CompletionPointer.record(store, PartKind.SNAPSHOT, "telemetry", version, 5 * MINUTE, 1, 0, through, through);
+        CompletionPointer.record(store, new CompletionPointer.Scope(PartKind.SNAPSHOT, "telemetry", version, 1, 1, 5 * MINUTE),
+                List.of(new CompletionPointer.Mark("run", 1, 0, through - 1, through)), List.of());
     }
 }

@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.key.PartMetadata;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -115,8 +116,42 @@ class SnapshotCommitterITCase {
 
                 assertThat(metrics.count("storeConflicts")).isEqualTo(1);
                 assertThat(metrics.count("storeRetries")).isEqualTo(1);
-                assertThat(metrics.count("partsCreated")).isEqualTo(1);
+                assertThat(metrics.count("partsCreated")).as("published from the staged copy: the 409 dropped the upload").isEqualTo(1);
+                assertThat(contentFingerprint(store, ours.key())).isEqualTo(ours.fingerprint());
+                assertThat(staged(store)).as("nothing left staged once published").isEmpty();
             }
+        }
+    }
+
+    @Test
+    void aStagedPartWhoseUploadALifecycleRuleAbortedIsPublishedFromItsCopy() throws Exception {
+        StoreSpec spec = StoreKind.S3_MULTIPART.fresh();
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable part = part(store, StoreKind.S3_MULTIPART, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            StagedObject staged = part.staged().orElseThrow();
+            store.abort(new StagedObject(staged.key(), staged.handle(), List.of())); // the upload only; the copy stays
+
+            commit(committer, part);
+
+            assertThat(metrics.count("partsCreated")).isEqualTo(1);
+            assertThat(contentFingerprint(store, part.key())).isEqualTo(part.fingerprint());
+            assertThat(staged(store)).isEmpty();
+        }
+    }
+
+    @Test
+    void aStagedPartWhoseUploadAndCopyAreBothGoneFailsPermanentlyNamingTheRetention() throws Exception {
+        StoreSpec spec = StoreKind.S3_MULTIPART.fresh();
+        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, new CountingMetricGroup())) {
+            SnapshotCommittable part = part(store, StoreKind.S3_MULTIPART, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            store.abort(part.staged().orElseThrow());
+
+            assertThatThrownBy(() -> commit(committer, part)).isInstanceOfSatisfying(StoreException.class, e -> {
+                assertThat(e.kind()).isEqualTo(StoreException.Kind.PERMANENT);
+                assertThat(e.getMessage()).contains("staging retention");
+            });
+            assertThat(store.head(part.key())).isEmpty();
         }
     }
 
@@ -227,9 +262,22 @@ class SnapshotCommitterITCase {
         }
     }
 
+    /** The fingerprint of what is stored at {@code key}, hashed from its content. */
+    private static String contentFingerprint(ObjectStore store, String key) throws Exception {
+        return PartEncoding.fingerprint(PartEncoding.decode(store.get(key).orElseThrow().content()), KeyTotal.SCHEMA, 1);
+    }
+
+    /** What is staged and not published: uploads and staged copies. */
+    private static List<String> staged(ObjectStore store) throws Exception {
+        List<String> handles = new ArrayList<>();
+        store.listStaged("", s -> handles.add(s.handle()));
+        return handles;
+    }
+
+    /** The parts under {@code prefix}: neither the pointer nor the manifests. */
     private static List<String> keysUnder(ObjectStore store, String prefix) throws Exception {
         List<String> keys = new ArrayList<>();
-        store.list(prefix, o -> keys.add(o.key()));
+        store.list(prefix, o -> ObjectKeys.parse(o.key()).ifPresent(p -> keys.add(p.key())));
         return keys;
     }
 }

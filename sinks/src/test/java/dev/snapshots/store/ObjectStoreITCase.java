@@ -3,8 +3,6 @@ package dev.snapshots.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.snapshots.key.PartKind;
-import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.testutils.StoreKind;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,8 +14,6 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -102,53 +98,6 @@ class ObjectStoreITCase {
             assertThat(store.compareAndSwap("p.json", bytes("3"), Optional.of(v1))).as("stale version").isFalse();
             assertThat(new String(store.get("p.json").orElseThrow().content(), StandardCharsets.UTF_8)).isEqualTo("2");
         }
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
-    void twoInstancesAdvancingTheCompletionPointerAtOnceNeverMoveItBack(StoreKind kind) throws Exception {
-        var spec = kind.fresh();
-        int steps = 40;
-        AtomicBoolean done = new AtomicBoolean();
-        AtomicLong lastSeen = new AtomicLong(Long.MIN_VALUE);
-        List<String> regressions = new ArrayList<>();
-        ExecutorService pool = Executors.newFixedThreadPool(3);
-        try (ObjectStore a = spec.open(); ObjectStore b = spec.open(); ObjectStore reader = spec.open()) {
-            Future<?> watcher = pool.submit(() -> {
-                while (!done.get()) {
-                    Optional<Long> now = CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1);
-                    if (now.isPresent() && now.get() < lastSeen.getAndSet(now.get())) {
-                        regressions.add("went back to " + now.get());
-                    }
-                }
-                return null;
-            });
-            // The two instances advance over the same windows, in steps that interleave unevenly.
-            Future<?> first = pool.submit(() -> advanceThrough(a, steps, 1));
-            Future<?> second = pool.submit(() -> advanceThrough(b, steps, 3));
-            first.get();
-            second.get();
-            done.set(true);
-            watcher.get();
-
-            assertThat(regressions).isEmpty();
-            assertThat(CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1)).contains(steps * 60_000L);
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
-    /** One instance's two writer subtasks marking windows 1..steps; stride sets how far each mark jumps. */
-    private static Void advanceThrough(ObjectStore store, int steps, int stride) throws Exception {
-        for (int w = stride; w < steps + stride; w += stride) {
-            long watermark = Math.min(w, steps) * 60_000L - 1;
-            for (int subtask = 0; subtask < 2; subtask++) {
-                CompletionPointer.record(store, PartKind.SNAPSHOT, "p", 1, 60_000, 2, subtask, watermark, watermark + 1);
-            }
-        }
-        // An old mark recorded late (a restored committable) is a no-op.
-        assertThat(CompletionPointer.record(store, PartKind.SNAPSHOT, "p", 1, 60_000, 2, 0, 60_000L - 1, 60_000)).contains(steps * 60_000L);
-        return null;
     }
 
     @ParameterizedTest(name = "{0}")

@@ -5,6 +5,7 @@ import java.io.Serializable;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -61,7 +62,7 @@ public final class Readings implements GeneratorFunction<Long, Reading>, Seriali
     public Reading map(Long index) {
         long i = index;
         long h = mix(i);
-        String key = String.format("dev-%03d", Math.floorMod(h, keys));
+        String key = String.format(Locale.ROOT, "dev-%03d", Math.floorMod(h, keys)); // the same keys in every JVM, as real input is
         long ts = BASE_MILLIS + i * (windowMillis / eventsPerWindow) + Math.floorMod(h >>> 17, MAX_JITTER_MILLIS);
         int window = (int) ((ts - BASE_MILLIS) / windowMillis);
         long value = Math.floorMod(h >>> 33, 1000) + (alteredWindows.contains(window) ? 1 : 0);

@@ -3,7 +3,7 @@ package dev.snapshots.testutils;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
-import dev.snapshots.sink.PartMetadata;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -34,7 +34,7 @@ public final class StoreContents {
         List<String> all = new ArrayList<>();
         store.list(ObjectKeys.versionPrefix(pipeline, jobVersion), o -> all.add(o.key()));
         for (String key : all) {
-            if (key.endsWith(ObjectKeys.PROGRESS_FILE)) {
+            if (ObjectKeys.isPointer(key) || ObjectKeys.parseManifest(key).isPresent()) {
                 continue;
             }
             PartKey parsed = ObjectKeys.parse(key).orElse(null);

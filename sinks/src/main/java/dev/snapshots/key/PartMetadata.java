@@ -1,4 +1,4 @@
-package dev.snapshots.sink;
+package dev.snapshots.key;
 
 /**
  * Names of the object metadata a part carries (S3 user metadata, or extended attributes on the
