@@ -35,6 +35,8 @@ class CliTest {
         "chaos --shards 0 | --shards must be a whole number >= 1",
         "chaos --s3-faults lots | --s3-faults must be a fraction between 0 and 0.5, got 'lots'",
         "chaos --kills -1 | --kills must be a whole number >= 0",
+        "chaos --s3-outage soon | --s3-outage must be a whole number >= 0, got 'soon'",
+        "chaos --inline-threshold -5 | --inline-threshold must be a whole number >= 0, got '-5'",
         "chaos --colour blue | unknown or incomplete flag '--colour'",
         "bench --store ftp | --store must be file or s3, got 'ftp'",
         "bench --events lots | --events must be a positive whole number, got 'lots'",
