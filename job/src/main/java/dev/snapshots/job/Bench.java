@@ -21,6 +21,7 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +58,8 @@ final class Bench {
             "  --gc g1|parallel    the runs' garbage collector [g1]",
             "  --profile yes|no    record each run with JFR and report where its CPU samples fall [no]",
             "  --catch-up yes|no   also replay a backlog of 10 splits whose densities differ tenfold, with and without",
-            "                      watermark alignment (scale-events events, keys per window): events/s, heap and state [no]",
+            "                      watermark alignment (scale-events events, keys per window, checkpoints every 2 s):",
+            "                      events/s, heap and state [no]",
             "",
             "Writes target/bench/results.json, target/bench/BENCHMARKS.md and target/bench/chart.png.");
 
@@ -157,7 +159,7 @@ final class Bench {
         comparison.put("buckets", buckets);
         comparison.put("runs", runs);
         Map<String, Object> sinks = new LinkedHashMap<>();
-        bySink.forEach((sink, list) -> sinks.put(sink.name().toLowerCase(), summary(list)));
+        bySink.forEach((sink, list) -> sinks.put(sink.name().toLowerCase(Locale.ROOT), summary(list)));
         comparison.put("sinks", sinks);
         double ours = median(bySink.get(BenchRun.Sink.OURS), "eventsPerSecond");
         comparison.put("oursOverDiscarding", round(ours / median(bySink.get(BenchRun.Sink.DISCARDING), "eventsPerSecond"), 3));
@@ -233,7 +235,7 @@ final class Bench {
     /** @param maxDrift null: the comparison's input; else a catch-up with this watermark alignment */
     private JsonNode runOnce(BenchRun.Sink sink, long events, int keys, int buckets, String label, String maxDrift) throws Exception {
         int n = ++runNumber;
-        String name = String.format("%02d-%s", n, sink.name().toLowerCase());
+        String name = String.format("%02d-%s", n, sink.name().toLowerCase(Locale.ROOT));
         String store;
         String endpoint = "";
         if (s3Endpoint.isEmpty()) {
@@ -261,7 +263,7 @@ final class Bench {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.resolve("runs/" + name + ".out").toFile());
         pb.environment().put("FLINK_PLUGINS_DIR", root.resolve("deploy/flink-local/target/bench-plugins").toString());
         int requestsBefore = counter == null ? 0 : counter.forwarded();
-        say("%s: %s, %,d events, %,d keys, %d buckets ...", label, sink.name().toLowerCase(), events, keys, buckets);
+        say("%s: %s, %,d events, %,d keys, %d buckets ...", label, sink.name().toLowerCase(Locale.ROOT), events, keys, buckets);
         Process p = pb.start();
         if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0 || !Files.exists(result)) {
             p.destroyForcibly();

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.job.source.IndexedSource;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.LongStream;
@@ -42,9 +44,10 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  *
  * <pre>java -cp ... dev.snapshots.job.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY [MAX_DRIFT]</pre>
  *
- * <p>With MAX_DRIFT, a catch-up: the input is {@value #LANES} splits of equal size whose
- * densities go 1 to {@value #LANES} times a base, all read from the start as a backlog, so the sparse
- * splits race ahead in event time; MAX_DRIFT is the watermark alignment ({@code 0s}: none).
+ * <p>With MAX_DRIFT, a catch-up: the input is {@value #LANES} splits over the same hours of event
+ * time whose densities go 1 to {@value #LANES} times a base, all read from the start as a backlog:
+ * a reader takes a record from each split in turn, so the sparse ones race ahead in event time.
+ * MAX_DRIFT is the watermark alignment ({@code 0s}: none).
  */
 public final class BenchRun {
     /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
@@ -77,21 +80,24 @@ public final class BenchRun {
         String checkpointInterval = args[7];
         String publishConcurrency = args[8];
         String maxDrift = args.length > 9 ? args[9] : null;
+        // A catch-up checkpoints every 2 s, so its state is sampled often enough to see it grow.
+        String interval = maxDrift == null ? checkpointInterval : "2s";
 
-        // Enough events per window that nearly every key appears in each: twice the keys.
-        long perWindow = Math.max(2L * keys, events / 40);
+        // Enough events per window that nearly every key appears in each: twice the keys. A catch-up
+        // spreads its events over many windows instead, its densest split at twice the keys.
+        long perWindow = maxDrift != null ? 2L * keys : Math.max(2L * keys, events / 40);
         long windows = Math.max(WINDOWS_MINIMUM, events / perWindow);
         List<String> flags = new ArrayList<>(List.of("--store", sink == Sink.OURS ? storeUri : "file:///unused",
                 "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
-                "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", checkpointInterval,
+                "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", interval,
                 "--publish-concurrency", publishConcurrency, "--max-drift", maxDrift == null ? "5m" : maxDrift,
                 "--parallelism", Integer.toString(PARALLELISM)));
         if (sink == Sink.OURS && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));
         }
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
-        // The generator's splits are exact halves, or tenths in a catch-up.
-        long total = Sources.generatorCount(config) / LANES * LANES;
+        Lanes lanes = new Lanes(config, events);
+        long total = maxDrift == null ? Sources.generatorCount(config) / 2 * 2 : lanes.total(); // the generator's splits are exact halves
 
         Configuration conf = SnapshotJob.embeddedConfiguration();
         conf.setString("metrics.reporter.bench.factory.class", BenchReporter.Factory.class.getName());
@@ -109,7 +115,8 @@ public final class BenchRun {
 
         DataStream<Ingested> judged = maxDrift == null
                 ? Sources.indexed(env, config, new Interleaved(Sources.generatorFunction(config), total), total, PARALLELISM, null, "generator")
-                : Sources.indexed(env, config, new Lanes(config, total), total, LANES, null, "generator");
+                : Sources.indexed(env, config, new IndexedSource<>(lanes, lanes.sizes, Sources.judge(config),
+                        TypeInformation.of(Ingested.class), null), "generator");
         SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, judged);
         streams.rejected().sinkTo(new DiscardingSink<>());
         WindowAggregate.Format format = new WindowAggregate.Format();
@@ -141,9 +148,9 @@ public final class BenchRun {
         double steadySeconds = (Math.max(MARKS.get(1), MARKS.get(3)) - Math.max(MARKS.get(0), MARKS.get(2))) / 1e9;
 
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("sink", sink.name().toLowerCase());
+        out.put("sink", sink.name().toLowerCase(Locale.ROOT));
         out.put("events", total);
-        out.put("windows", windows);
+        out.put("windows", maxDrift == null ? windows : lanes.windows);
         out.put("keys", keys);
         out.put("buckets", buckets);
         out.put("seconds", seconds);
@@ -189,26 +196,40 @@ public final class BenchRun {
     }
 
     /**
-     * A catch-up's input: split k (of {@value #LANES} equal ones) is a stream of its own with k + 1
-     * times a tenth of the configured events per window, so every split has the same number of
-     * records but the sparse ones span ten times the event time of the dense one.
+     * A catch-up's input: split k (of {@value #LANES}) is a stream of its own with k + 1 tenths of
+     * the configured events per window, all over the same windows: as many windows as
+     * {@code events} fill at the sum of those densities.
      */
     static final class Lanes implements GeneratorFunction<Long, RawRecord> {
         private final TelemetryGenerator[] lanes = new TelemetryGenerator[LANES];
-        private final long perLane;
+        final long[] sizes = new long[LANES];
+        final long windows;
+        private final long[] starts = new long[LANES];
 
-        Lanes(JobConfig c, long total) {
-            this.perLane = total / LANES;
+        Lanes(JobConfig c, long events) {
+            long perWindow = c.number("events-per-window");
+            this.windows = Math.max(WINDOWS_MINIMUM, events / (perWindow * (LANES + 1) / 2));
             for (int k = 0; k < LANES; k++) {
+                int density = (int) Math.max(1, perWindow * (k + 1) / LANES);
                 lanes[k] = new TelemetryGenerator(c.instant("start").toEpochMilli(), c.number("seed") + k, (int) c.number("keys"),
-                        c.windowLength().toMillis(), (int) Math.max(1, c.number("events-per-window") * (k + 1) / LANES), 0, 0,
-                        c.duration("out-of-orderness").toMillis(), (int) c.number("max-record-bytes"));
+                        c.windowLength().toMillis(), density, 0, 0, c.duration("out-of-orderness").toMillis(),
+                        (int) c.number("max-record-bytes"));
+                sizes[k] = windows * density;
+                starts[k] = k == 0 ? 0 : starts[k - 1] + sizes[k - 1];
             }
+        }
+
+        long total() {
+            return starts[LANES - 1] + sizes[LANES - 1];
         }
 
         @Override
         public RawRecord map(Long i) {
-            return lanes[(int) (i / perLane)].map(i % perLane);
+            int k = LANES - 1;
+            while (starts[k] > i) {
+                k--;
+            }
+            return lanes[k].map(i - starts[k]);
         }
     }
 

@@ -22,6 +22,7 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.config.AWSConfigConstants;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -102,8 +103,14 @@ public final class Sources {
      */
     static DataStream<Ingested> indexed(StreamExecutionEnvironment env, JobConfig c, GeneratorFunction<Long, RawRecord> records,
             long count, int splits, RateLimiterStrategy rate, String name) {
-        IndexedSource<Ingested> source = new IndexedSource<>(records, count, splits, judge(c), TypeInformation.of(Ingested.class), rate);
-        return env.fromSource(source, watermarks(c), name).uid("source-" + name).setParallelism(splits);
+        return indexed(env, c, new IndexedSource<>(records, count, splits, judge(c), TypeInformation.of(Ingested.class), rate), name)
+                .setParallelism(splits);
+    }
+
+    /** An indexed source of the job's records, with the job's watermarks; uid {@code source-NAME}. */
+    static SingleOutputStreamOperator<Ingested> indexed(StreamExecutionEnvironment env, JobConfig c, IndexedSource<Ingested> source,
+            String name) {
+        return env.fromSource(source, watermarks(c), name).uid("source-" + name);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.snapshots.job.source;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -33,23 +34,45 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
 
     private final GeneratorFunction<Long, RawRecord> records;
     private final long count;
-    private final int splits;
+    /** How many records each split holds, in index order. */
+    private final long[] splitSizes;
     private final RecordJudge<T> judge;
     private final TypeInformation<T> type;
     private final RateLimiterStrategy rate;
 
-    /** @param rate null: as fast as the job takes them */
+    /**
+     * {@code count} records in {@code splits} ranges as equal as can be.
+     *
+     * @param rate null: as fast as the job takes them
+     */
     public IndexedSource(GeneratorFunction<Long, RawRecord> records, long count, int splits, RecordJudge<T> judge,
             TypeInformation<T> type, RateLimiterStrategy rate) {
-        if (splits < 1 || (count == UNBOUNDED && splits != 1)) {
+        this(records, evenly(count, splits), judge, type, rate);
+    }
+
+    /** Records in ranges of these sizes, in index order; one of {@link #UNBOUNDED} size alone makes it unbounded. */
+    public IndexedSource(GeneratorFunction<Long, RawRecord> records, long[] splitSizes, RecordJudge<T> judge, TypeInformation<T> type,
+            RateLimiterStrategy rate) {
+        if (splitSizes.length < 1 || (splitSizes.length > 1 && Arrays.stream(splitSizes).anyMatch(n -> n == UNBOUNDED))) {
             throw new IllegalArgumentException("an indexed source has at least one split, and exactly one when unbounded");
         }
         this.records = records;
-        this.count = count;
-        this.splits = splits;
+        this.splitSizes = splitSizes.clone();
+        this.count = splitSizes.length == 1 ? splitSizes[0] : Arrays.stream(splitSizes).sum();
         this.judge = judge;
         this.type = type;
         this.rate = rate;
+    }
+
+    private static long[] evenly(long count, int splits) {
+        if (splits < 1 || (count == UNBOUNDED && splits != 1)) {
+            throw new IllegalArgumentException("an indexed source has at least one split, and exactly one when unbounded");
+        }
+        long[] sizes = new long[splits];
+        for (int i = 0; i < splits; i++) {
+            sizes[i] = count == UNBOUNDED ? UNBOUNDED : count / splits + (i < count % splits ? 1 : 0);
+        }
+        return sizes;
     }
 
     @Override
@@ -66,10 +89,11 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
     @Override
     public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> createEnumerator(SplitEnumeratorContext<IndexedSplit> context) {
         List<IndexedSplit> all = new ArrayList<>();
-        for (int i = 0; i < splits; i++) {
-            long from = count == UNBOUNDED ? 0 : count / splits * i + Math.min(i, count % splits);
-            long to = count == UNBOUNDED ? UNBOUNDED : from + count / splits + (i < count % splits ? 1 : 0);
+        long from = 0;
+        for (int i = 0; i < splitSizes.length; i++) {
+            long to = splitSizes[i] == UNBOUNDED ? UNBOUNDED : from + splitSizes[i];
             all.add(new IndexedSplit(Integer.toString(i + 1), from, to, SplitProgress.none()));
+            from = to;
         }
         return new Enumerator(context, all);
     }
