@@ -9,7 +9,8 @@
 #   anything else is handed to /docker-entrypoint.sh.
 set -euo pipefail
 jar=/opt/flink/usrlib/snapshots-job.jar
-snapshots() { java -cp "/opt/flink/lib/*:$jar" dev.snapshots.job.Cli "$@"; }
+cli=/opt/snapshots/snapshots-cli.jar
+snapshots() { java -cp "/opt/flink/lib/*:$cli" dev.snapshots.cli.Cli "$@"; }
 
 case "${1:-jobmanager}" in
   jobmanager)
@@ -26,7 +27,7 @@ case "${1:-jobmanager}" in
     exec /docker-entrypoint.sh taskmanager
     ;;
   protect)
-    exec java -cp "/opt/flink/lib/*:$jar" dev.snapshots.job.Cli protect --rest "${SNAPSHOTS_REST:-http://localhost:8081}"
+    exec java -cp "/opt/flink/lib/*:$cli" dev.snapshots.cli.Cli protect --rest "${SNAPSHOTS_REST:-http://localhost:8081}"
     ;;
   *)
     exec /docker-entrypoint.sh "$@"

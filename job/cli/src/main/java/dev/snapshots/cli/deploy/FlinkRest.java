@@ -1,0 +1,237 @@
+package dev.snapshots.cli.deploy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The few calls of Flink's REST API that deploying and operating the job needs: upload a jar, run
+ * it (optionally from a savepoint), take a savepoint, stop with a savepoint, cancel, and read job
+ * state and checkpoints. What {@code flink run} and {@code flink stop} do, without a Flink install.
+ */
+public final class FlinkRest {
+    public static final Set<String> TERMINAL = Set.of("FINISHED", "FAILED", "CANCELED");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String base;
+    // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of Flink.
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    public FlinkRest(String base) {
+        this.base = base;
+    }
+
+    /** Uploads a job jar; returns the id {@link #run} takes. */
+    public String upload(Path jar) throws IOException {
+        String boundary = "----snapshots" + UUID.randomUUID();
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
+                + "Content-Type: application/x-java-archive\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+        body.write(Files.readAllBytes(jar));
+        body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        JsonNode uploaded = send(HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())));
+        return Path.of(uploaded.path("filename").asText()).getFileName().toString();
+    }
+
+    /**
+     * Runs an uploaded jar with these program arguments, from {@code savepoint} and under job id
+     * {@code jobId} when not null (else Flink picks a fresh id).
+     */
+    public String run(String jarId, List<String> args, String savepoint, String jobId) throws IOException {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("programArgsList", args);
+        if (savepoint != null) {
+            request.put("savepointPath", savepoint);
+        }
+        if (jobId != null) {
+            request.put("jobId", jobId);
+        }
+        return post("/jars/" + jarId + "/run", request).path("jobid").asText();
+    }
+
+    /** Takes a savepoint and keeps the job running; returns its path. */
+    public String savepoint(String jobId, Duration timeout) throws IOException {
+        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/savepoints", Map.of("cancel-job", false)), timeout);
+    }
+
+    /** Stops the job with a savepoint (draining event time when {@code drain}); returns its path. */
+    public String stopWithSavepoint(String jobId, boolean drain, Duration timeout) throws IOException {
+        return stopWithSavepoint(jobId, drain, null, timeout);
+    }
+
+    /** As above, into {@code directory} rather than the cluster's default savepoint directory. */
+    public String stopWithSavepoint(String jobId, boolean drain, String directory, Duration timeout) throws IOException {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("drain", drain);
+        if (directory != null) {
+            request.put("targetDirectory", directory);
+        }
+        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/stop", request), timeout);
+    }
+
+    /** A value of the JobManager's configuration, if set. */
+    java.util.Optional<String> config(String key) throws IOException {
+        for (JsonNode entry : get("/jobmanager/config")) {
+            if (entry.path("key").asText().equals(key)) {
+                return java.util.Optional.of(entry.path("value").asText());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    public void cancel(String jobId) throws IOException {
+        send(HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
+                .method("PATCH", HttpRequest.BodyPublishers.noBody()));
+    }
+
+    /** Every job the cluster knows, with its state, from one call. */
+    public Map<String, String> jobStates() throws IOException {
+        Map<String, String> states = new LinkedHashMap<>();
+        for (JsonNode job : get("/jobs/overview").path("jobs")) {
+            states.put(job.path("jid").asText(), job.path("state").asText());
+        }
+        return states;
+    }
+
+    JsonNode job(String jobId) throws IOException {
+        return get("/jobs/" + jobId);
+    }
+
+    String state(String jobId) throws IOException {
+        return job(jobId).path("state").asText();
+    }
+
+    /** RUNNING with every task running: what a savepoint needs, and what "recovered" means here. */
+    public boolean allTasksRunning(String jobId) throws IOException {
+        JsonNode job = job(jobId);
+        if (!job.path("state").asText().equals("RUNNING")) {
+            return false;
+        }
+        for (JsonNode v : job.path("vertices")) {
+            if (!v.path("status").asText().equals("RUNNING")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** When the latest completed checkpoint was triggered (epoch ms), 0 if none. */
+    public long latestCheckpointMillis(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/checkpoints").path("latest").path("completed").path("trigger_timestamp").asLong(0);
+    }
+
+    /** How often the job failed and restarted so far. */
+    public int restarts(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries").size();
+    }
+
+    public JsonNode get(String path) throws IOException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
+    }
+
+    /** Until the REST API answers: a JobManager container's submitter starts beside a JobManager still booting. */
+    void awaitUp(Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                get("/overview");
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("the JobManager at " + base + " did not answer within " + timeout, e);
+                }
+                sleep(1000);
+            }
+        }
+    }
+
+    public String awaitTerminal(String jobId, Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            String state = state(jobId);
+            if (TERMINAL.contains(state)) {
+                return state;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("job " + jobId + " still " + state + " after " + timeout);
+            }
+            sleep(500);
+        }
+    }
+
+    private String awaitSavepoint(String jobId, JsonNode trigger, Duration timeout) throws IOException {
+        return awaitOperation("savepoint", jobId, "/savepoints/" + trigger.path("request-id").asText(), timeout)
+                .path("location").asText();
+    }
+
+    /** Triggers a checkpoint now and waits for it; returns its id. */
+    long checkpoint(String jobId, Duration timeout) throws IOException {
+        JsonNode trigger = post("/jobs/" + jobId + "/checkpoints", Map.of());
+        return awaitOperation("checkpoint", jobId, "/checkpoints/" + trigger.path("request-id").asText(), timeout)
+                .path("checkpointId").asLong();
+    }
+
+    /** Polls an asynchronous operation of a job until it completes; its result, or an IOException saying why it failed. */
+    private JsonNode awaitOperation(String what, String jobId, String path, Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode status = get("/jobs/" + jobId + path);
+            if (status.path("status").path("id").asText().equals("COMPLETED")) {
+                JsonNode op = status.path("operation");
+                if (op.has("failure-cause")) {
+                    throw new IOException(what + " of job " + jobId + " failed: "
+                            + op.path("failure-cause").path("stack-trace").asText().lines().findFirst().orElse("?"));
+                }
+                return op;
+            }
+            sleep(200);
+        }
+        throw new IOException(what + " of job " + jobId + " not done after " + timeout);
+    }
+
+    private JsonNode post(String path, Object body) throws IOException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))));
+    }
+
+    private JsonNode send(HttpRequest.Builder request) throws IOException {
+        HttpResponse<String> response;
+        try {
+            response = http.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        if (response.statusCode() >= 300) {
+            throw new IOException(response.request().method() + " " + response.uri() + ": " + response.statusCode() + " "
+                    + response.body());
+        }
+        return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package dev.snapshots.job;
+
+import dev.snapshots.job.ingest.Rejection;
+import dev.snapshots.job.source.RawRecord;
+import dev.snapshots.format.RowFormat;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+
+/** A record the job could not use, with why and where it came from. A Flink POJO. */
+public class DeadLetter {
+    static final int MAX_PAYLOAD_CHARS = 1024;
+
+    public static final Schema SCHEMA = SchemaBuilder.record("DeadLetter").namespace("dev.snapshots.job").fields()
+            .requiredString("origin")
+            .requiredString("reason")
+            .requiredString("detail")
+            .requiredLong("arrival_millis")
+            .requiredString("payload")
+            .endRecord();
+
+    public String origin;
+    public String reason;
+    public String detail;
+    public long arrivalMillis;
+    public String payload;
+
+    public DeadLetter() {}
+
+    public DeadLetter(String origin, Rejection reason, String detail, long arrivalMillis, String payload) {
+        this.origin = origin;
+        this.reason = reason.code();
+        this.detail = detail == null ? "" : detail;
+        this.arrivalMillis = arrivalMillis;
+        this.payload = payload;
+    }
+
+    public static DeadLetter of(RawRecord raw, Rejection reason, String detail) {
+        return new DeadLetter(raw.origin, reason, detail, raw.arrivalMillis, preview(raw.payload, reason));
+    }
+
+    /** Readable text when the bytes are UTF-8, base64 otherwise; bounded either way. */
+    static String preview(byte[] payload, Rejection reason) {
+        byte[] bytes = payload == null ? new byte[0] : payload;
+        if (reason == Rejection.INVALID_UTF8 || reason == Rejection.BAD_AGGREGATE) {
+            int n = Math.min(bytes.length, MAX_PAYLOAD_CHARS * 3 / 4);
+            return "base64:" + Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(bytes, n));
+        }
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        return text.length() <= MAX_PAYLOAD_CHARS ? text : text.substring(0, MAX_PAYLOAD_CHARS) + "...";
+    }
+
+    /** Dead letters are sorted and bucketed by origin: one source position, one row. */
+    public static final class Format implements RowFormat<DeadLetter> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Schema schema() {
+            return SCHEMA;
+        }
+
+        @Override
+        public String key(DeadLetter row) {
+            return row.origin;
+        }
+
+        @Override
+        public GenericRecord toRecord(DeadLetter d) {
+            GenericRecord r = new GenericData.Record(SCHEMA);
+            r.put("origin", d.origin);
+            r.put("reason", d.reason);
+            r.put("detail", d.detail);
+            r.put("arrival_millis", d.arrivalMillis);
+            r.put("payload", d.payload);
+            return r;
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.snapshots.job.ingest;
+
+import dev.snapshots.job.DeadLetter;
+
+/** What a source made of one record: an on-time event, or a dead letter. A Flink POJO; one field is set. */
+public class Ingested {
+    public Event event;
+    public DeadLetter deadLetter;
+
+    public Ingested() {}
+
+    static Ingested of(Event e) {
+        Ingested i = new Ingested();
+        i.event = e;
+        return i;
+    }
+
+    static Ingested of(DeadLetter d) {
+        Ingested i = new Ingested();
+        i.deadLetter = d;
+        return i;
+    }
+}

@@ -1,0 +1,118 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.format.RowFormat;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.Collector;
+
+/**
+ * Gathers per-window results into one {@link SnapshotPart} per (window, bucket): the stage
+ * between a windowed aggregation and the sink's writer, added by
+ * {@link CanonicalSnapshotSink#assemble}.
+ *
+ * <p>Buckets are keyed by a routing key chosen so bucket b lands in key group
+ * {@code b * maxParallelism / B}. Keying by the bare bucket id would hash ids 0..B-1 into
+ * whatever key groups they fall in, which for small B piles several buckets onto one subtask;
+ * spreading them over the key-group range keeps every subtask busy at any parallelism, and since
+ * key groups never change for a key, rescaling does not move a bucket's identity.
+ */
+final class PartAssembler {
+    private PartAssembler() {}
+
+    /**
+     * @param uid the operator's uid and name; distinct per use, since a job may assemble several outputs
+     * @param windowResults rows of closed windows, each with the timestamp of its window (as a
+     *     window function emits them)
+     */
+    static <T> SingleOutputStreamOperator<SnapshotPart<T>> assemble(
+            DataStream<T> windowResults,
+            RowFormat<T> format,
+            TypeInformation<T> rowType,
+            Duration windowLength,
+            int bucketCount,
+            int maxParallelism,
+            String uid) {
+        return windowResults
+                .keyBy(new BucketRouting<>(format, bucketCount, maxParallelism))
+                .window(TumblingEventTimeWindows.of(windowLength))
+                .process(new AssemblePart<>(format, bucketCount), SnapshotPart.typeInfo(rowType))
+                .setMaxParallelism(maxParallelism)
+                .name(uid)
+                .uid(uid);
+    }
+
+    /**
+     * The routing key of each bucket: the smallest non-negative int in the bucket's target key
+     * group. With more buckets than key groups (B above max parallelism), bucket b targets group
+     * {@code b mod maxParallelism}, and the buckets sharing a group take its smallest ints in turn:
+     * every bucket keeps a key of its own, so no part ever holds two buckets' rows.
+     */
+    static int[] routingKeys(int bucketCount, int maxParallelism) {
+        Map<Integer, Deque<Integer>> waiting = new HashMap<>();
+        for (int b = 0; b < bucketCount; b++) {
+            int target = bucketCount <= maxParallelism
+                    ? (int) ((long) b * maxParallelism / bucketCount)
+                    : b % maxParallelism;
+            waiting.computeIfAbsent(target, g -> new ArrayDeque<>()).add(b);
+        }
+        int[] keys = new int[bucketCount];
+        for (int candidate = 0, left = bucketCount; left > 0; candidate++) {
+            Deque<Integer> buckets = waiting.get(KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism));
+            if (buckets != null && !buckets.isEmpty()) {
+                keys[buckets.poll()] = candidate;
+                left--;
+            }
+        }
+        return keys;
+    }
+
+    static final class BucketRouting<T> implements KeySelector<T, Integer> {
+        private static final long serialVersionUID = 1L;
+        private final RowFormat<T> format;
+        private final int bucketCount;
+        private final int[] routingKeys;
+
+        BucketRouting(RowFormat<T> format, int bucketCount, int maxParallelism) {
+            this.format = format;
+            this.bucketCount = bucketCount;
+            this.routingKeys = routingKeys(bucketCount, maxParallelism);
+        }
+
+        @Override
+        public Integer getKey(T row) {
+            return routingKeys[Buckets.of(format.key(row), bucketCount)];
+        }
+    }
+
+    static final class AssemblePart<T> extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+        private final RowFormat<T> format;
+        private final int bucketCount;
+
+        AssemblePart(RowFormat<T> format, int bucketCount) {
+            this.format = format;
+            this.bucketCount = bucketCount;
+        }
+
+        @Override
+        public void process(Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
+            List<T> all = new ArrayList<>();
+            rows.forEach(all::add);
+            int bucket = Buckets.of(format.key(all.get(0)), bucketCount);
+            out.collect(new SnapshotPart<>(ctx.window().getStart(), bucket, all));
+        }
+    }
+}

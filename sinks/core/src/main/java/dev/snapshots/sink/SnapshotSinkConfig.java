@@ -1,0 +1,138 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.store.StoreSpec;
+import java.io.Serializable;
+
+/** Everything a sink is configured with; immutable, built by {@link CanonicalSnapshotSinkBuilder}. */
+public final class SnapshotSinkConfig<T> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String pipeline;
+    private final int jobVersion;
+    private final int schemaVersion;
+    private final int bucketCount;
+    private final long windowLengthMillis;
+    private final String pinnedInputs;
+    private final StoreSpec store;
+    private final RowFormat<T> rowFormat;
+    private final int inlineThresholdBytes;
+    private final int publishConcurrency;
+    private final Backoff backoff;
+    private final PartKind kind;
+    private final String runId;
+    private final Topology topology;
+
+    /**
+     * How {@link CanonicalSnapshotSink#assemble} lays the output out: the assembling operator's max
+     * parallelism (0: the environment's, or 128) and the uids of the assembling operator and the
+     * sink, which savepoints know them by.
+     */
+    record Topology(int maxParallelism, String assemblyUid, String sinkUid) implements Serializable {}
+
+    SnapshotSinkConfig(
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            int bucketCount,
+            long windowLengthMillis,
+            String pinnedInputs,
+            StoreSpec store,
+            RowFormat<T> rowFormat,
+            int inlineThresholdBytes,
+            int publishConcurrency,
+            Backoff backoff,
+            PartKind kind,
+            String runId,
+            Topology topology) {
+        this.pipeline = pipeline;
+        this.jobVersion = jobVersion;
+        this.schemaVersion = schemaVersion;
+        this.bucketCount = bucketCount;
+        this.windowLengthMillis = windowLengthMillis;
+        this.pinnedInputs = pinnedInputs;
+        this.store = store;
+        this.rowFormat = rowFormat;
+        this.inlineThresholdBytes = inlineThresholdBytes;
+        this.publishConcurrency = publishConcurrency;
+        this.backoff = backoff;
+        this.kind = kind;
+        this.runId = runId;
+        this.topology = topology;
+    }
+
+    int maxParallelism() {
+        return topology.maxParallelism();
+    }
+
+    String assemblyUid() {
+        return topology.assemblyUid();
+    }
+
+    String sinkUid() {
+        return topology.sinkUid();
+    }
+
+    /** The identity of one part of this sink's output. */
+    public WorkIdentity identity(long windowStartMillis, int bucket) {
+        return new WorkIdentity(
+                pipeline, windowStartMillis, windowLengthMillis, jobVersion, schemaVersion, bucket, bucketCount, pinnedInputs);
+    }
+
+    public String pipeline() {
+        return pipeline;
+    }
+
+    public int jobVersion() {
+        return jobVersion;
+    }
+
+    public int schemaVersion() {
+        return schemaVersion;
+    }
+
+    public int bucketCount() {
+        return bucketCount;
+    }
+
+    public long windowLengthMillis() {
+        return windowLengthMillis;
+    }
+
+    public StoreSpec store() {
+        return store;
+    }
+
+    public RowFormat<T> rowFormat() {
+        return rowFormat;
+    }
+
+    public int inlineThresholdBytes() {
+        return inlineThresholdBytes;
+    }
+
+    public int publishConcurrency() {
+        return publishConcurrency;
+    }
+
+    public Backoff backoff() {
+        return backoff;
+    }
+
+    public PartKind kind() {
+        return kind;
+    }
+
+    /** The run of this sink that a writer's marks belong to. */
+    public SnapshotCommittable.Run run() {
+        return new SnapshotCommittable.Run(pipeline, jobVersion, kind, runId);
+    }
+
+    /** What the completion pointer of this sink's output is about. */
+    public CompletionPointer.Scope pointerScope() {
+        return new CompletionPointer.Scope(kind, pipeline, jobVersion, schemaVersion, bucketCount, windowLengthMillis);
+    }
+}
