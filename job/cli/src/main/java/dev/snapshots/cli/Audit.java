@@ -1,13 +1,12 @@
 package dev.snapshots.cli;
 
-import dev.snapshots.job.DeadLetter;
+import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
-import dev.snapshots.progress.CurrentVersion;
 import dev.snapshots.progress.WindowManifest;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
@@ -73,7 +72,7 @@ public final class Audit {
     /** What the deploy gate checks: the last week of windows, every divergence and every staged part. */
     public static final Duration GATE_PERIOD = Duration.ofDays(7);
     static final Duration STALE_STAGING = Duration.ofDays(1);
-    private static final String ACKNOWLEDGED = "_audit/acknowledged/";
+    private static final String ACKNOWLEDGED = ObjectKeys.AUDIT_PREFIX + "acknowledged/";
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /** One problem, named so an operator knows what to look at; {@code id} is stable across audits. */
@@ -144,10 +143,11 @@ public final class Audit {
     public static Map<String, Object> scan(ObjectStore store, Optional<Integer> onlyVersion, Optional<Instant> since, Duration stale)
             throws IOException {
         List<Finding> findings = new ArrayList<>();
-        Listing listing = since.isPresent() ? Listing.since(store, onlyVersion, since.get().toEpochMilli()) : Listing.all(store, onlyVersion);
+        StoreScan listing = since.isPresent() ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
+                : StoreScan.all(store, onlyVersion);
         long sinceMillis = since.map(Instant::toEpochMilli).orElse(Long.MIN_VALUE);
         Map<String, Long> deadLetters = new TreeMap<>();
-        for (Map.Entry<VersionKey, Map<Integer, Map<Long, Window>>> v : listing.versions.entrySet()) {
+        for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> v : listing.versions.entrySet()) {
             check(store, v.getKey(), v.getValue(), sinceMillis, findings, deadLetters);
         }
         for (String key : listing.outside) {
@@ -182,121 +182,16 @@ public final class Audit {
         report.put("parts", listing.parts);
         report.put("since", since.map(Instant::toString).orElse("all"));
         report.put("deadLetters", deadLetters);
-        report.put("currentVersions", currentVersions(store));
+        report.put("currentVersions", StoreScan.currentVersions(store));
         report.put("findings", findings.stream().filter(f -> !acknowledged.containsKey(f.id())).toList());
         report.put("acknowledged", findings.stream().filter(f -> acknowledged.containsKey(f.id()))
                 .map(f -> Map.of("finding", f, "acknowledgement", acknowledged.get(f.id()))).toList());
         return report;
     }
 
-    /** One (kind, pipeline, job version) of the store. */
-    private record VersionKey(PartKind kind, String pipeline, int jobVersion) implements Comparable<VersionKey> {
-        String name() {
-            return kind.prefix() + pipeline + " v=" + jobVersion;
-        }
-
-        @Override
-        public int compareTo(VersionKey o) {
-            return name().compareTo(o.name());
-        }
-    }
-
-    /**
-     * What a scan looked at: each version's windows by schema, and keys outside the scheme. A
-     * full scan lists the whole store; one with {@code --since} walks down the directories to the
-     * dates it needs, and does not see objects outside the windows' directories.
-     */
-    private static final class Listing {
-        final Map<VersionKey, Map<Integer, Map<Long, Window>>> versions = new TreeMap<>();
-        final List<String> outside = new ArrayList<>();
-        long objects;
-        long parts;
-
-        static Listing all(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
-            Listing listing = new Listing();
-            List<String> keys = new ArrayList<>();
-            store.list("", o -> keys.add(o.key()));
-            for (String key : keys) {
-                listing.add(store, key, onlyVersion);
-            }
-            return listing;
-        }
-
-        static Listing since(ObjectStore store, Optional<Integer> onlyVersion, long sinceMillis) throws IOException {
-            Listing listing = new Listing();
-            for (String date : dateDirectories(store, onlyVersion)) {
-                if (dayEnd(date) > sinceMillis) {
-                    List<String> keys = new ArrayList<>();
-                    store.list(date, o -> keys.add(o.key()));
-                    for (String key : keys) {
-                        listing.add(store, key, onlyVersion);
-                    }
-                }
-            }
-            return listing;
-        }
-
-        private void add(ObjectStore store, String key, Optional<Integer> onlyVersion) throws IOException {
-            Optional<PartKey> part = ObjectKeys.parse(key);
-            Optional<ObjectKeys.WindowKey> manifest = ObjectKeys.parseManifest(key);
-            ObjectKeys.WindowKey w = part.map(p -> new ObjectKeys.WindowKey(p.kind(), p.pipeline(), p.jobVersion(), p.schemaVersion(),
-                    p.windowStartMillis())).orElse(manifest.orElse(null));
-            if (w == null) {
-                if (!isProtocolObject(key)) {
-                    outside.add(key);
-                }
-                return;
-            }
-            if (onlyVersion.isPresent() && onlyVersion.get() != w.jobVersion()) {
-                return;
-            }
-            objects++;
-            Window window = versions.computeIfAbsent(new VersionKey(w.kind(), w.pipeline(), w.jobVersion()), v -> new TreeMap<>())
-                    .computeIfAbsent(w.schemaVersion(), s -> new TreeMap<>())
-                    .computeIfAbsent(w.windowStartMillis(), Window::new);
-            if (part.isPresent()) {
-                parts++;
-                window.parts.computeIfAbsent(part.get().bucket(), b -> new ArrayList<>()).add(part.get());
-            } else {
-                window.manifest = WindowManifest.read(store, key);
-            }
-        }
-    }
-
-    /** Pointers, evidence, staged copies, acknowledgements, and pointer locks left by releases before 0.2. */
-    private static boolean isProtocolObject(String key) {
-        return ObjectKeys.isPointer(key) || key.startsWith(ObjectKeys.DIVERGENCE_PREFIX) || key.startsWith(ObjectKeys.STAGING_PREFIX)
-                || key.startsWith(ACKNOWLEDGED);
-    }
-
-    /** Every version's {@code date=} directories: walked down from the root, never listed whole. */
-    private static List<String> dateDirectories(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
-        List<String> dates = new ArrayList<>();
-        for (PartKind kind : PartKind.values()) {
-            for (String pipeline : children(store, kind.prefix())) {
-                if (pipeline.substring(kind.prefix().length()).startsWith("_")) {
-                    continue; // the store's own prefixes: _deadletter, _divergence, _staging, _audit
-                }
-                for (String version : children(store, pipeline)) {
-                    if (onlyVersion.isEmpty() || version.endsWith("/v=" + onlyVersion.get() + "/")) {
-                        for (String schema : children(store, version)) {
-                            dates.addAll(children(store, schema));
-                        }
-                    }
-                }
-            }
-        }
-        return dates;
-    }
-
-    private static List<String> children(ObjectStore store, String prefix) throws IOException {
-        List<String> out = new ArrayList<>();
-        store.listDirectories(prefix, out::add);
-        return out;
-    }
-
     /** Every window of one version, then the windows its pointer says complete that have no manifest. */
-    private static void check(ObjectStore store, VersionKey version, Map<Integer, Map<Long, Window>> bySchema, long sinceMillis,
+    private static void check(ObjectStore store, StoreScan.Version version, Map<Integer, Map<Long, StoreScan.Window>> bySchema,
+            long sinceMillis,
             List<Finding> findings, Map<String, Long> deadLetters) throws IOException {
         Optional<CompletionPointer.State> pointer;
         try {
@@ -310,10 +205,10 @@ public final class Audit {
             findings.add(Finding.of("schema-mix", version.name(), "schema versions " + bySchema.keySet() + " in one job version:"
                     + " its readers read both; a new schema needs a new job version"));
         }
-        for (Map.Entry<Integer, Map<Long, Window>> schema : bySchema.entrySet()) {
-            for (Window w : schema.getValue().values()) {
+        for (Map.Entry<Integer, Map<Long, StoreScan.Window>> schema : bySchema.entrySet()) {
+            for (StoreScan.Window w : schema.getValue().values()) {
                 if (w.start >= sinceMillis) {
-                    w.check(store, pointer, findings, deadLetters);
+                    checkWindow(store, w, pointer, findings, deadLetters);
                 }
             }
             if (pointer.isPresent() && pointer.get().schemaVersion() == schema.getKey()) {
@@ -328,13 +223,13 @@ public final class Audit {
      * pointer records, every manifest names the window with parts before it, so a window removed
      * whole (parts and manifest) is found too. A window with no parts and not named had no rows.
      */
-    private static void missingManifests(ObjectStore store, VersionKey version, int schema, CompletionPointer.State pointer,
-            Map<Long, Window> windows, long sinceMillis, List<Finding> findings) throws IOException {
+    private static void missingManifests(ObjectStore store, StoreScan.Version version, int schema, CompletionPointer.State pointer,
+            Map<Long, StoreScan.Window> windows, long sinceMillis, List<Finding> findings) throws IOException {
         long from = Math.max(pointer.manifestsFromMillis(), sinceMillis);
         if (pointer.manifestsFromMillis() == Long.MIN_VALUE || from >= pointer.completeThroughMillis()) {
             return;
         }
-        NavigableMap<Long, Window> complete = new TreeMap<>(windows).subMap(from, true, pointer.completeThroughMillis(), false);
+        NavigableMap<Long, StoreScan.Window> complete = new TreeMap<>(windows).subMap(from, true, pointer.completeThroughMillis(), false);
         Set<Long> named = new TreeSet<>();
         for (long w = pointer.lastManifestMillis(); w != Long.MIN_VALUE && w >= from; ) {
             named.add(w);
@@ -360,66 +255,46 @@ public final class Audit {
     }
 
     /** A window's manifest from the listing, or, listed before it was written, from the store. */
-    private static Optional<WindowManifest.Manifest> manifest(ObjectStore store, VersionKey version, int schema, long window,
-            Window listed) throws IOException {
+    private static Optional<WindowManifest.Manifest> manifest(ObjectStore store, StoreScan.Version version, int schema, long window,
+            StoreScan.Window listed) throws IOException {
         return listed != null && listed.manifest.isPresent() ? listed.manifest
                 : WindowManifest.read(store, ObjectKeys.manifestKey(version.kind(), version.pipeline(), version.jobVersion(), schema, window));
     }
 
-    /** One window's objects as listed: parts by bucket, and its manifest. */
-    private static final class Window {
-        final long start;
-        final Map<Integer, List<PartKey>> parts = new TreeMap<>();
-        Optional<WindowManifest.Manifest> manifest = Optional.empty();
-
-        Window(long start) {
-            this.start = start;
-        }
-
-        void check(ObjectStore store, Optional<CompletionPointer.State> pointer, List<Finding> findings, Map<String, Long> deadLetters)
-                throws IOException {
-            Map<String, String> fingerprints = new TreeMap<>();
-            for (List<PartKey> keys : parts.values()) {
-                if (keys.size() > 1) {
-                    findings.add(Finding.of("duplicate-part", keys.get(0).key(), keys.size() + " objects for one (window, bucket): "
-                            + keys.stream().map(PartKey::key).toList()));
-                }
-                for (PartKey p : keys) {
-                    checkContent(store, p, findings, deadLetters).ifPresent(fp -> fingerprints.put(p.key(), fp));
-                }
+    /** One window against itself (duplicates, fingerprints) and, once complete, against its manifest. */
+    private static void checkWindow(ObjectStore store, StoreScan.Window window, Optional<CompletionPointer.State> pointer,
+            List<Finding> findings, Map<String, Long> deadLetters) throws IOException {
+        Map<String, String> fingerprints = new TreeMap<>();
+        for (List<PartKey> keys : window.parts.values()) {
+            if (keys.size() > 1) {
+                findings.add(Finding.of("duplicate-part", keys.get(0).key(), keys.size() + " objects for one (window, bucket): "
+                        + keys.stream().map(PartKey::key).toList()));
             }
-            boolean complete = pointer.isPresent() && start < pointer.get().completeThroughMillis();
-            if (manifest.isEmpty() || !complete) {
-                return;
+            for (PartKey p : keys) {
+                checkContent(store, p, findings, deadLetters).ifPresent(fp -> fingerprints.put(p.key(), fp));
             }
-            WindowManifest.Manifest m = manifest.get();
-            Set<String> listed = new TreeSet<>();
-            m.parts().forEach((bucket, part) -> {
-                listed.add(part.key());
-                String actual = fingerprints.get(part.key());
-                if (parts.getOrDefault(bucket, List.of()).stream().noneMatch(p -> p.key().equals(part.key()))) {
-                    findings.add(Finding.of("missing-part", part.key(), "the window's manifest lists it (" + part.rows()
-                            + " rows, fingerprint " + part.fingerprint() + "), the store does not hold it"));
-                } else if (actual != null && !actual.equals(part.fingerprint())) {
-                    findings.add(Finding.of("replaced-part", part.key(), "the manifest says fingerprint " + part.fingerprint()
-                            + ", the object now holds " + actual));
-                }
-            });
-            parts.values().stream().flatMap(List::stream).filter(p -> !listed.contains(p.key())).forEach(p -> findings.add(
-                    Finding.of("extra-part", p.key(), p.bucketCount() != m.buckets()
-                            ? "bucket " + p.bucket() + " of " + p.bucketCount() + " in a window of " + m.buckets() + " buckets"
-                            : "not in the window's manifest: published after the window was complete")));
         }
-    }
-
-    /** The end of a {@code .../date=YYYY-MM-DD/} directory's day, or MAX for a directory of another shape. */
-    private static long dayEnd(String dateDir) {
-        String name = dateDir.substring(dateDir.lastIndexOf("date=") + 5, dateDir.length() - 1);
-        try {
-            return LocalDate.parse(name).plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
-        } catch (DateTimeParseException e) {
-            return Long.MAX_VALUE;
+        boolean complete = pointer.isPresent() && window.start < pointer.get().completeThroughMillis();
+        if (window.manifest.isEmpty() || !complete) {
+            return;
         }
+        WindowManifest.Manifest m = window.manifest.get();
+        Set<String> listed = new TreeSet<>();
+        m.parts().forEach((bucket, part) -> {
+            listed.add(part.key());
+            String actual = fingerprints.get(part.key());
+            if (window.parts.getOrDefault(bucket, List.of()).stream().noneMatch(p -> p.key().equals(part.key()))) {
+                findings.add(Finding.of("missing-part", part.key(), "the window's manifest lists it (" + part.rows()
+                        + " rows, fingerprint " + part.fingerprint() + "), the store does not hold it"));
+            } else if (actual != null && !actual.equals(part.fingerprint())) {
+                findings.add(Finding.of("replaced-part", part.key(), "the manifest says fingerprint " + part.fingerprint()
+                        + ", the object now holds " + actual));
+            }
+        });
+        window.allParts().stream().filter(p -> !listed.contains(p.key())).forEach(p -> findings.add(
+                Finding.of("extra-part", p.key(), p.bucketCount() != m.buckets()
+                        ? "bucket " + p.bucket() + " of " + p.bucketCount() + " in a window of " + m.buckets() + " buckets"
+                        : "not in the window's manifest: published after the window was complete")));
     }
 
     /** Recomputes the fingerprint from the content and compares it with the metadata's; returns the content's. */
@@ -432,12 +307,12 @@ public final class Audit {
         }
         List<GenericRecord> rows;
         try {
-            rows = PartEncoding.decode(p.kind(), content.get().content(), DeadLetter.SCHEMA);
+            rows = PartEncoding.decode(p.kind(), content.get().content(), DeadLetterRows.SCHEMA);
         } catch (IOException | RuntimeException e) {
             findings.add(Finding.of("unreadable-part", p.key(), e.toString()));
             return Optional.empty();
         }
-        Schema schema = rows.isEmpty() ? DeadLetter.SCHEMA : rows.get(0).getSchema();
+        Schema schema = rows.isEmpty() ? DeadLetterRows.SCHEMA : rows.get(0).getSchema();
         String actual = PartEncoding.fingerprint(rows, schema, p.schemaVersion());
         String stored = head.get().metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
         if (!actual.equals(stored)) {
@@ -447,19 +322,6 @@ public final class Audit {
             deadLetters.merge(p.pipeline() + " v" + p.jobVersion(), (long) rows.size(), Long::sum);
         }
         return Optional.of(actual);
-    }
-
-    private static Map<String, Integer> currentVersions(ObjectStore store) throws IOException {
-        Map<String, Integer> current = new TreeMap<>();
-        List<String> pipelines = new ArrayList<>();
-        store.listDirectories("", pipelines::add);
-        for (String dir : pipelines) {
-            String pipeline = dir.substring(0, dir.length() - 1);
-            if (!pipeline.startsWith("_")) {
-                CurrentVersion.read(store, pipeline).ifPresent(v -> current.put(pipeline, v));
-            }
-        }
-        return current;
     }
 
     private static Map<String, Map<String, Object>> acknowledged(ObjectStore store) throws IOException {

@@ -1,5 +1,9 @@
 package dev.snapshots.cli;
 
+import java.util.Optional;
+import java.io.IOException;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.PrintStream;
@@ -29,75 +33,87 @@ public final class Inspect {
     public static int run(String[] args, PrintStream out) throws Exception {
         StoreArgs parsed = StoreArgs.parse(args, USAGE);
         StoreSpec spec = parsed.store();
-        boolean json = parsed.json();
         try (ObjectStore store = spec.open()) {
-            StoreScan scan = StoreScan.of(store);
-            if (json) {
-                out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(toJson(spec, scan)));
+            Map<String, Object> doc = describe(spec, store, StoreScan.all(store, Optional.empty()));
+            if (parsed.json()) {
+                out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
             } else {
-                printTables(spec, scan, out);
+                printTables(doc, out);
             }
         }
         return 0;
     }
 
-    private static void printTables(StoreSpec spec, StoreScan scan, PrintStream out) {
-        out.println("store " + spec);
-        out.printf("%-20s %-10s %-11s %8s %8s %10s  %s%n", "pipeline", "version", "kind", "windows", "parts", "rows", "complete through");
-        for (StoreScan.Version v : scan.versions) {
-            boolean current = Integer.valueOf(v.jobVersion()).equals(scan.current.get(v.pipeline()));
-            out.printf("%-20s %-10s %-11s %8d %8d %10d  %s%n", v.pipeline(), "v" + v.jobVersion() + (current ? " current" : ""), kind(v), v.windows().size(),
-                    v.parts(), v.rows(), v.completeThrough().map(t -> Instant.ofEpochMilli(t).toString()).orElse("-"));
-        }
-        for (StoreScan.Version v : scan.versions) {
-            out.printf("%n%s v%d %s%n", v.pipeline(), v.jobVersion(), kind(v));
-            out.printf("  %-17s %6s %8s  %s%n", "window (UTC)", "parts", "rows", "fingerprints");
-            v.windows().forEach((start, parts) -> {
-                List<String> fps = new ArrayList<>();
-                parts.forEach(p -> fps.add(p.fingerprint().substring(0, Math.min(12, p.fingerprint().length()))));
-                out.printf("  %-17s %6d %8d  %s%n", WINDOW.format(Instant.ofEpochMilli(start)), parts.size(),
-                        parts.stream().mapToLong(StoreScan.Part::rows).sum(), String.join(" ", fps));
-            });
-        }
-        out.printf("%ndivergence evidence: %d%s%n", scan.divergences.size(), scan.divergences.isEmpty() ? "" : " " + scan.divergences);
-        out.printf("objects outside the key scheme: %d%s%n", scan.other.size(), scan.other.isEmpty() ? "" : " " + scan.other);
-    }
-
-    private static String kind(StoreScan.Version v) {
-        return v.kind().name().toLowerCase(Locale.ROOT).replace('_', '-');
-    }
-
-    private static Map<String, Object> toJson(StoreSpec spec, StoreScan scan) {
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("store", spec.toString());
-        List<Object> versions = new ArrayList<>();
-        for (StoreScan.Version v : scan.versions) {
-            Map<String, Object> ver = new LinkedHashMap<>();
-            ver.put("pipeline", v.pipeline());
-            ver.put("jobVersion", v.jobVersion());
-            ver.put("kind", kind(v));
-            ver.put("completeThroughMillis", v.completeThrough().orElse(null));
-            ver.put("parts", v.parts());
-            ver.put("rows", v.rows());
-            List<Object> windows = new ArrayList<>();
-            v.windows().forEach((start, parts) -> {
-                Map<String, Object> w = new LinkedHashMap<>();
-                w.put("windowStart", Instant.ofEpochMilli(start).toString());
-                List<Object> ps = new ArrayList<>();
-                for (StoreScan.Part p : parts) {
-                    ps.add(Map.of("key", p.key().key(), "bucket", p.key().bucket(), "rows", p.rows(),
-                            "bytes", p.size(), "fingerprint", p.fingerprint()));
+    /** The store as inspect reports it: versions with their windows and parts (with what each part's metadata says). */
+    private static Map<String, Object> describe(StoreSpec spec, ObjectStore store, StoreScan scan) throws IOException {
+        Map<String, Integer> current = StoreScan.currentVersions(store);
+        List<Map<String, Object>> versions = new ArrayList<>();
+        for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> e : scan.versions.entrySet()) {
+            StoreScan.Version v = e.getKey();
+            List<Map<String, Object>> windows = new ArrayList<>();
+            long partCount = 0;
+            long rowCount = 0;
+            for (Map<Long, StoreScan.Window> bySchema : e.getValue().values()) {
+                for (StoreScan.Window w : bySchema.values()) {
+                    List<Map<String, Object>> parts = new ArrayList<>();
+                    for (PartKey p : w.allParts()) {
+                        StoreScan.PartInfo info = StoreScan.PartInfo.of(store, p);
+                        parts.add(ordered("key", p.key(), "bucket", p.bucket(), "rows", info.rows(), "bytes", info.size(),
+                                "fingerprint", info.fingerprint()));
+                        rowCount += info.rows();
+                    }
+                    partCount += parts.size();
+                    if (!parts.isEmpty()) {
+                        windows.add(ordered("windowStart", Instant.ofEpochMilli(w.start).toString(), "parts", parts));
+                    }
                 }
-                w.put("parts", ps);
-                windows.add(w);
-            });
-            ver.put("windows", windows);
-            versions.add(ver);
+            }
+            versions.add(ordered("pipeline", v.pipeline(), "jobVersion", v.jobVersion(), "kind", kind(v.kind()),
+                    "current", Integer.valueOf(v.jobVersion()).equals(current.get(v.pipeline())),
+                    "completeThroughMillis", StoreScan.completeThrough(store, v).orElse(null), "parts", partCount, "rows", rowCount,
+                    "windows", windows));
         }
-        doc.put("versions", versions);
-        doc.put("currentVersions", scan.current);
-        doc.put("divergenceEvidence", scan.divergences);
-        doc.put("otherObjects", scan.other);
-        return doc;
+        return ordered("store", spec.toString(), "versions", versions, "currentVersions", current,
+                "divergenceEvidence", scan.divergences, "otherObjects", scan.outside);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void printTables(Map<String, Object> doc, PrintStream out) {
+        out.println("store " + doc.get("store"));
+        out.printf("%-20s %-10s %-11s %8s %8s %10s  %s%n", "pipeline", "version", "kind", "windows", "parts", "rows", "complete through");
+        List<Map<String, Object>> versions = (List<Map<String, Object>>) doc.get("versions");
+        for (Map<String, Object> v : versions) {
+            Object through = v.get("completeThroughMillis");
+            out.printf("%-20s %-10s %-11s %8d %8d %10d  %s%n", v.get("pipeline"), "v" + v.get("jobVersion")
+                    + (Boolean.TRUE.equals(v.get("current")) ? " current" : ""), v.get("kind"), ((List<?>) v.get("windows")).size(),
+                    (Long) v.get("parts"), (Long) v.get("rows"), through == null ? "-" : Instant.ofEpochMilli((Long) through).toString());
+        }
+        for (Map<String, Object> v : versions) {
+            out.printf("%n%s v%s %s%n", v.get("pipeline"), v.get("jobVersion"), v.get("kind"));
+            out.printf("  %-17s %6s %8s  %s%n", "window (UTC)", "parts", "rows", "fingerprints");
+            for (Map<String, Object> w : (List<Map<String, Object>>) v.get("windows")) {
+                List<Map<String, Object>> parts = (List<Map<String, Object>>) w.get("parts");
+                List<String> fps = parts.stream().map(p -> (String) p.get("fingerprint"))
+                        .map(f -> f.substring(0, Math.min(12, f.length()))).toList();
+                out.printf("  %-17s %6d %8d  %s%n", WINDOW.format(Instant.parse((String) w.get("windowStart"))), parts.size(),
+                        parts.stream().mapToLong(p -> (Long) p.get("rows")).sum(), String.join(" ", fps));
+            }
+        }
+        List<?> divergences = (List<?>) doc.get("divergenceEvidence");
+        List<?> other = (List<?>) doc.get("otherObjects");
+        out.printf("%ndivergence evidence: %d%s%n", divergences.size(), divergences.isEmpty() ? "" : " " + divergences);
+        out.printf("objects outside the key scheme: %d%s%n", other.size(), other.isEmpty() ? "" : " " + other);
+    }
+
+    private static String kind(PartKind kind) {
+        return kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    private static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
     }
 }

@@ -3,74 +3,180 @@ package dev.snapshots.cli;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.CurrentVersion;
-import dev.snapshots.key.PartMetadata;
+import dev.snapshots.progress.WindowManifest;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 
-/** What a store holds, grouped the way a reader thinks of it: version, window, part. */
+/**
+ * What a store holds, grouped the way a reader thinks of it: job version, schema, window, bucket.
+ * The one listing model the audit, inspect, the demo and the reference read; keys are taken
+ * apart by {@link ObjectKeys} only.
+ *
+ * <p>A full scan lists the whole store. One from a moment on ({@link #since}) walks down the
+ * directories to the dates it needs, so its cost does not grow with history; it does not see
+ * objects outside the windows' directories.
+ */
 public final class StoreScan {
-    /** One published part with what its metadata says. */
-    public record Part(PartKey key, long size, long rows, String fingerprint, String writerJob) {}
-
-    /** All parts of one (kind, pipeline, job version), by window, and its completion pointer. */
-    public record Version(PartKind kind, String pipeline, int jobVersion, Optional<Long> completeThrough,
-            Map<Long, List<Part>> windows) {
-        long rows() {
-            return windows.values().stream().flatMap(List::stream).mapToLong(Part::rows).sum();
+    /** One (kind, pipeline, job version) of the store. */
+    public record Version(PartKind kind, String pipeline, int jobVersion) implements Comparable<Version> {
+        public String name() {
+            return kind.prefix() + pipeline + " v=" + jobVersion;
         }
 
-        long parts() {
-            return windows.values().stream().mapToLong(List::size).sum();
+        @Override
+        public int compareTo(Version o) {
+            return name().compareTo(o.name());
         }
     }
 
-    public final List<Version> versions = new ArrayList<>();
-    public final List<String> divergences = new ArrayList<>();
-    final List<String> other = new ArrayList<>();
-    /** The job version readers follow, per pipeline that has promoted one. */
-    final Map<String, Integer> current = new TreeMap<>();
+    /** One window's objects as listed: parts by bucket (more than one is a duplicate), and its manifest. */
+    public static final class Window {
+        public final long start;
+        public final Map<Integer, List<PartKey>> parts = new TreeMap<>();
+        public Optional<WindowManifest.Manifest> manifest = Optional.empty();
 
-    /** Lists everything; reads each part's metadata (one HEAD per part on S3). */
-    public static StoreScan of(ObjectStore store) throws IOException {
+        Window(long start) {
+            this.start = start;
+        }
+
+        public List<PartKey> allParts() {
+            return parts.values().stream().flatMap(List::stream).toList();
+        }
+    }
+
+    /** What a part's metadata says: one HEAD. */
+    public record PartInfo(long size, long rows, String fingerprint, String writerJob) {
+        public static PartInfo of(ObjectStore store, PartKey part) throws IOException {
+            Optional<ObjectStore.ObjectInfo> head = store.head(part.key());
+            Map<String, String> md = head.map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
+            return new PartInfo(head.map(ObjectStore.ObjectInfo::size).orElse(0L), Long.parseLong(md.getOrDefault(PartMetadata.ROWS,
+                    "0")), md.getOrDefault(PartMetadata.FINGERPRINT, ""), md.getOrDefault(PartMetadata.WRITER_JOB, ""));
+        }
+    }
+
+    /** Each version's windows, by schema version, then window start. */
+    public final Map<Version, Map<Integer, Map<Long, Window>>> versions = new TreeMap<>();
+    /** Divergence evidence keys (full scans). */
+    public final List<String> divergences = new ArrayList<>();
+    /** Keys that are not the sink's (full scans); the protocol's own objects are not among them. */
+    public final List<String> outside = new ArrayList<>();
+    public long objects;
+    public long parts;
+
+    private StoreScan() {}
+
+    /** Everything, or one job version's windows. */
+    public static StoreScan all(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
         StoreScan scan = new StoreScan();
         List<String> keys = new ArrayList<>();
         store.list("", o -> keys.add(o.key()));
-        Map<String, Map<Long, List<Part>>> byVersion = new TreeMap<>();
-        Map<String, PartKey> sample = new TreeMap<>();
         for (String key : keys) {
-            Optional<PartKey> parsed = ObjectKeys.parse(key);
-            if (parsed.isPresent()) {
-                PartKey p = parsed.get();
-                Optional<ObjectStore.ObjectInfo> head = store.head(key);
-                Map<String, String> md = head.map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
-                long size = head.map(ObjectStore.ObjectInfo::size).orElse(0L);
-                String id = p.kind() + "|" + p.pipeline() + "|" + p.jobVersion();
-                sample.putIfAbsent(id, p);
-                byVersion.computeIfAbsent(id, v -> new TreeMap<>())
-                        .computeIfAbsent(p.windowStartMillis(), w -> new ArrayList<>())
-                        .add(new Part(p, size, Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0")),
-                                md.getOrDefault(PartMetadata.FINGERPRINT, ""), md.getOrDefault(PartMetadata.WRITER_JOB, "")));
-            } else if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
+            if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
                 scan.divergences.add(key);
-            } else if (ObjectKeys.currentVersionPipeline(key).isPresent()) {
-                String pipeline = ObjectKeys.currentVersionPipeline(key).get();
-                CurrentVersion.read(store, pipeline).ifPresent(v -> scan.current.put(pipeline, v));
-            } else if (!ObjectKeys.isPointer(key)) {
-                scan.other.add(key);
+            } else {
+                scan.add(store, key, onlyVersion);
             }
         }
-        for (Map.Entry<String, Map<Long, List<Part>>> v : byVersion.entrySet()) {
-            PartKey p = sample.get(v.getKey());
-            scan.versions.add(new Version(p.kind(), p.pipeline(), p.jobVersion(),
-                    CompletionPointer.read(store, p.kind(), p.pipeline(), p.jobVersion()), v.getValue()));
+        return scan;
+    }
+
+    /** The windows of days ending after {@code sinceMillis}: walked down to, never listed whole. */
+    public static StoreScan since(ObjectStore store, Optional<Integer> onlyVersion, long sinceMillis) throws IOException {
+        StoreScan scan = new StoreScan();
+        for (String date : dateDirectories(store, onlyVersion)) {
+            OptionalLong day = ObjectKeys.dayStart(date);
+            if (day.isEmpty() || day.getAsLong() + 86_400_000L > sinceMillis) {
+                List<String> keys = new ArrayList<>();
+                store.list(date, o -> keys.add(o.key()));
+                for (String key : keys) {
+                    scan.add(store, key, onlyVersion);
+                }
+            }
         }
         return scan;
+    }
+
+    /** One version's windows of one schema, if it has any. */
+    public Map<Long, Window> windows(Version version, int schemaVersion) {
+        return versions.getOrDefault(version, Map.of()).getOrDefault(schemaVersion, Map.of());
+    }
+
+    /** The pointer of a version, as readers see it. */
+    public static Optional<Long> completeThrough(ObjectStore store, Version v) throws IOException {
+        return CompletionPointer.read(store, v.kind(), v.pipeline(), v.jobVersion());
+    }
+
+    /** The job version readers follow, per pipeline that has promoted one. */
+    public static Map<String, Integer> currentVersions(ObjectStore store) throws IOException {
+        Map<String, Integer> current = new TreeMap<>();
+        List<String> pipelines = new ArrayList<>();
+        store.listDirectories("", pipelines::add);
+        for (String dir : pipelines) {
+            String pipeline = dir.substring(0, dir.length() - 1);
+            if (!pipeline.startsWith("_")) {
+                CurrentVersion.read(store, pipeline).ifPresent(v -> current.put(pipeline, v));
+            }
+        }
+        return current;
+    }
+
+    private void add(ObjectStore store, String key, Optional<Integer> onlyVersion) throws IOException {
+        Optional<PartKey> part = ObjectKeys.parse(key);
+        Optional<ObjectKeys.WindowKey> manifest = ObjectKeys.parseManifest(key);
+        ObjectKeys.WindowKey w = part.map(PartKey::window).orElse(manifest.orElse(null));
+        if (w == null) {
+            if (!ObjectKeys.isProtocolObject(key)) {
+                outside.add(key);
+            }
+            return;
+        }
+        if (onlyVersion.isPresent() && onlyVersion.get() != w.jobVersion()) {
+            return;
+        }
+        objects++;
+        Window window = versions.computeIfAbsent(new Version(w.kind(), w.pipeline(), w.jobVersion()), v -> new TreeMap<>())
+                .computeIfAbsent(w.schemaVersion(), s -> new TreeMap<>())
+                .computeIfAbsent(w.windowStartMillis(), Window::new);
+        if (part.isPresent()) {
+            parts++;
+            window.parts.computeIfAbsent(part.get().bucket(), b -> new ArrayList<>()).add(part.get());
+        } else {
+            window.manifest = WindowManifest.read(store, key);
+        }
+    }
+
+    /** Every version's {@code date=} directories, walked down from the root. */
+    private static List<String> dateDirectories(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
+        List<String> dates = new ArrayList<>();
+        for (PartKind kind : PartKind.values()) {
+            for (String pipeline : children(store, kind.prefix())) {
+                if (pipeline.substring(kind.prefix().length()).startsWith("_")) {
+                    continue; // the store's own prefixes: _deadletter, _divergence, _staging, _audit
+                }
+                for (String version : children(store, pipeline)) {
+                    if (onlyVersion.isEmpty() || version.endsWith("/v=" + onlyVersion.get() + "/")) {
+                        for (String schema : children(store, version)) {
+                            dates.addAll(children(store, schema));
+                        }
+                    }
+                }
+            }
+        }
+        return dates;
+    }
+
+    private static List<String> children(ObjectStore store, String prefix) throws IOException {
+        List<String> out = new ArrayList<>();
+        store.listDirectories(prefix, out::add);
+        return out;
     }
 }

@@ -5,13 +5,12 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ConfigOption;
 import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.job.SnapshotJob;
-import dev.snapshots.job.DeadLetter;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
 import dev.snapshots.cli.Inspect;
 import dev.snapshots.cli.StoreScan;
+import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.harness.cluster.Directories;
-import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.store.ObjectStore;
@@ -27,7 +26,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.core.execution.JobClient;
 import dev.snapshots.progress.CompletionPointer;
@@ -97,7 +95,7 @@ final class Demo {
             }
             result.get();
             printNewWindows(store, config, jobId, printed, totals, out);
-            Map<String, Long> reasons = deadLetterReasons(store, config);
+            Map<String, Long> reasons = Reference.published(store, config.jobVersion(), Long.MIN_VALUE).deadLetterReasons;
             double seconds = (System.nanoTime() - started) / 1e9;
             out.printf("%ndone in %.1f s: %d windows, %d parts, %d rows; %d created, %d collapsed into earlier objects,"
                             + " %d divergent%n",
@@ -105,8 +103,9 @@ final class Demo {
                     totals.divergent);
             out.printf("dead letters: %d %s%n", reasons.values().stream().mapToLong(Long::longValue).sum(), reasons);
             out.printf("%nlook inside:  ./snapshots inspect %s%n", dir.toUri());
-            out.printf("query:        duckdb -c \"SELECT device, sum(count) FROM read_parquet('%s/%s/v=%d/*/*/*/*.parquet',"
-                    + " hive_partitioning=true) GROUP BY 1 ORDER BY 1 LIMIT 5\"%n", dir, config.pipeline(), config.jobVersion());
+            out.printf("query:        duckdb -c \"SELECT device, sum(count) FROM read_parquet('%s/%s/v=%d/schema=%d/*/*/*.parquet',"
+                    + " hive_partitioning=true) GROUP BY 1 ORDER BY 1 LIMIT 5\"%n", dir, config.pipeline(), config.jobVersion(),
+                    config.schemaVersion());
         }
         return 0;
     }
@@ -130,57 +129,38 @@ final class Demo {
         Optional<Long> deadLetterPointer =
                 CompletionPointer.read(store, PartKind.DEAD_LETTER, config.pipeline(), config.jobVersion());
         long through = Math.min(pointer.get(), deadLetterPointer.orElse(pointer.get()));
-        StoreScan scan = StoreScan.of(store);
-        Optional<StoreScan.Version> snapshots = version(scan, config, PartKind.SNAPSHOT);
-        if (snapshots.isEmpty()) {
-            return;
-        }
-        Map<Long, List<StoreScan.Part>> deadLetters = version(scan, config, PartKind.DEAD_LETTER)
-                .map(StoreScan.Version::windows).orElse(Map.of());
+        StoreScan scan = StoreScan.all(store, Optional.of(config.jobVersion()));
+        Map<Long, StoreScan.Window> snapshots = scan.windows(new StoreScan.Version(PartKind.SNAPSHOT, config.pipeline(),
+                config.jobVersion()), config.schemaVersion());
+        Map<Long, StoreScan.Window> deadLetters = scan.windows(new StoreScan.Version(PartKind.DEAD_LETTER, config.pipeline(),
+                config.jobVersion()), config.schemaVersion());
         Map<Long, Long> divergentByWindow = new TreeMap<>();
-        for (String evidence : scan.divergences) {
-            String partKey = evidence.substring(ObjectKeys.DIVERGENCE_PREFIX.length(), evidence.lastIndexOf('/'));
-            ObjectKeys.parse(partKey).ifPresent(p -> divergentByWindow.merge(p.windowStartMillis(), 1L, Long::sum));
-        }
+        store.list(ObjectKeys.DIVERGENCE_PREFIX, o -> ObjectKeys.parseDivergence(o.key())
+                .ifPresent(p -> divergentByWindow.merge(p.windowStartMillis(), 1L, Long::sum)));
         long window = config.windowLength().toMillis();
-        for (Map.Entry<Long, List<StoreScan.Part>> w : snapshots.get().windows().entrySet()) {
-            if (w.getKey() + window > through || !printed.add(w.getKey())) {
+        for (StoreScan.Window w : snapshots.values()) {
+            if (w.start + window > through || w.parts.isEmpty() || !printed.add(w.start)) {
                 continue;
             }
-            List<StoreScan.Part> parts = w.getValue();
-            long rows = parts.stream().mapToLong(StoreScan.Part::rows).sum();
-            long collapsed = parts.stream().filter(p -> !p.writerJob().equals(jobId)).count();
-            long divergent = divergentByWindow.getOrDefault(w.getKey(), 0L);
-            long dead = deadLetters.getOrDefault(w.getKey(), List.of()).stream().mapToLong(StoreScan.Part::rows).sum();
-            totals.parts += parts.size();
+            long rows = 0;
+            long collapsed = 0;
+            for (PartKey p : w.allParts()) {
+                StoreScan.PartInfo info = StoreScan.PartInfo.of(store, p);
+                rows += info.rows();
+                collapsed += info.writerJob().equals(jobId) ? 0 : 1;
+            }
+            long divergent = divergentByWindow.getOrDefault(w.start, 0L);
+            long dead = 0;
+            for (PartKey p : deadLetters.containsKey(w.start) ? deadLetters.get(w.start).allParts() : List.<PartKey>of()) {
+                dead += StoreScan.PartInfo.of(store, p).rows();
+            }
+            int parts = w.allParts().size();
+            totals.parts += parts;
             totals.rows += rows;
             totals.collapsed += collapsed;
             totals.divergent += divergent;
-            out.printf("%-18s %6d %7d %10d %10d %13d%n", Inspect.WINDOW.format(Instant.ofEpochMilli(w.getKey())),
-                    parts.size(), rows, collapsed, divergent, dead);
+            out.printf("%-18s %6d %7d %10d %10d %13d%n", Inspect.WINDOW.format(Instant.ofEpochMilli(w.start)),
+                    parts, rows, collapsed, divergent, dead);
         }
     }
-
-    private static Optional<StoreScan.Version> version(StoreScan scan, JobConfig config, PartKind kind) {
-        return scan.versions.stream()
-                .filter(v -> v.kind() == kind && v.pipeline().equals(config.pipeline()) && v.jobVersion() == config.jobVersion())
-                .findFirst();
-    }
-
-    private static Map<String, Long> deadLetterReasons(ObjectStore store, JobConfig config) throws IOException {
-        Map<String, Long> reasons = new TreeMap<>();
-        List<String> keys = new ArrayList<>();
-        store.list(PartKind.DEAD_LETTER.prefix() + ObjectKeys.versionPrefix(config.pipeline(), config.jobVersion()),
-                o -> keys.add(o.key()));
-        for (String key : keys) {
-            if (ObjectKeys.parse(key).isPresent()) {
-                for (GenericRecord r : PartEncoding.decode(PartKind.DEAD_LETTER, store.get(key).orElseThrow().content(),
-                        DeadLetter.SCHEMA)) {
-                    reasons.merge(r.get("reason").toString(), 1L, Long::sum);
-                }
-            }
-        }
-        return reasons;
-    }
-
 }

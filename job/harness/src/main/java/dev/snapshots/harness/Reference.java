@@ -1,6 +1,8 @@
 package dev.snapshots.harness;
 
-import dev.snapshots.job.DeadLetter;
+import java.util.Optional;
+import dev.snapshots.format.DeadLetterRows;
+import dev.snapshots.cli.StoreScan;
 import dev.snapshots.job.ingest.Event;
 import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.TelemetryGenerator;
@@ -83,35 +85,41 @@ public final class Reference {
     /** What a store holds for one job version, in the reference's terms, for windows before {@code beforeWindow}. */
     public static Reference published(ObjectStore store, int jobVersion, long beforeWindow) throws IOException {
         Reference out = new Reference();
-        List<String> keys = new ArrayList<>();
-        store.list("", o -> keys.add(o.key()));
-        for (String key : keys) {
-            ObjectKeys.PartKey p = ObjectKeys.parse(key).orElse(null);
-            if (p == null || p.jobVersion() != jobVersion) {
-                continue;
-            }
-            byte[] content = store.get(key).orElseThrow().content();
-            if (p.kind() == PartKind.DEAD_LETTER) {
-                PartEncoding.decode(p.kind(), content, DeadLetter.SCHEMA)
-                        .forEach(r -> out.deadLetterReasons.merge(r.get("reason").toString(), 1L, Long::sum));
-            } else if (p.windowStartMillis() < beforeWindow) {
-                Set<String> rows = new TreeSet<>();
-                for (GenericRecord r : PartEncoding.decode(content)) {
-                    rows.add(row(r.get("device").toString(), (Long) r.get("window_start"), (Long) r.get("count"),
-                            micros(r, "value_sum"), micros(r, "value_min"), micros(r, "value_max"),
-                            (Long) r.get("last_event_time"), micros(r, "value_last"), (Long) r.get("bytes_total"),
-                            micros(r, "latency_max_ms")));
-                    out.goodEvents += (Long) r.get("count");
+        StoreScan scan = StoreScan.all(store, Optional.of(jobVersion));
+        for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> v : scan.versions.entrySet()) {
+            for (Map<Long, StoreScan.Window> windows : v.getValue().values()) {
+                for (StoreScan.Window w : windows.values()) {
+                    for (ObjectKeys.PartKey p : w.allParts()) {
+                        if (p.kind() == PartKind.DEAD_LETTER || p.windowStartMillis() < beforeWindow) {
+                            out.add(p, store.get(p.key()).orElseThrow().content());
+                        }
+                    }
                 }
-                String part = p.windowStartMillis() + "/" + p.bucket();
-                out.parts.merge(part, rows, (a, b) -> {
-                    a.addAll(b);
-                    return a;
-                });
-                out.objects.merge(part, 1, Integer::sum);
             }
         }
         return out;
+    }
+
+    private void add(ObjectKeys.PartKey p, byte[] content) throws IOException {
+        if (p.kind() == PartKind.DEAD_LETTER) {
+            PartEncoding.decode(p.kind(), content, DeadLetterRows.SCHEMA)
+                    .forEach(r -> deadLetterReasons.merge(r.get("reason").toString(), 1L, Long::sum));
+            return;
+        }
+        Set<String> rows = new TreeSet<>();
+        for (GenericRecord r : PartEncoding.decode(content)) {
+            rows.add(row(r.get("device").toString(), (Long) r.get("window_start"), (Long) r.get("count"),
+                    micros(r, "value_sum"), micros(r, "value_min"), micros(r, "value_max"),
+                    (Long) r.get("last_event_time"), micros(r, "value_last"), (Long) r.get("bytes_total"),
+                    micros(r, "latency_max_ms")));
+            goodEvents += (Long) r.get("count");
+        }
+        String part = p.windowStartMillis() + "/" + p.bucket();
+        parts.merge(part, rows, (a, b) -> {
+            a.addAll(b);
+            return a;
+        });
+        objects.merge(part, 1, Integer::sum);
     }
 
     /** Every way this (published) output differs from {@code expected}, one readable line each. */

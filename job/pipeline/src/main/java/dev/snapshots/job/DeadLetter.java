@@ -2,11 +2,11 @@ package dev.snapshots.job;
 
 import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.RawRecord;
+import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.RowFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 
@@ -14,13 +14,7 @@ import org.apache.avro.generic.GenericRecord;
 public class DeadLetter {
     static final int MAX_PAYLOAD_CHARS = 1024;
 
-    public static final Schema SCHEMA = SchemaBuilder.record("DeadLetter").namespace("dev.snapshots.job").fields()
-            .requiredString("origin")
-            .requiredString("reason")
-            .requiredString("detail")
-            .requiredLong("arrival_millis")
-            .requiredString("payload")
-            .endRecord();
+    public static final Schema SCHEMA = DeadLetterRows.SCHEMA;
 
     public String origin;
     public String reason;

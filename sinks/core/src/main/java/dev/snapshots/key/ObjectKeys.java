@@ -34,6 +34,9 @@ public final class ObjectKeys {
     /** Where divergence evidence goes; outside every pipeline's namespace. */
     public static final String DIVERGENCE_PREFIX = "_divergence/";
 
+    /** Where the audit records what operators acknowledged. */
+    public static final String AUDIT_PREFIX = "_audit/";
+
     public static final String PROGRESS_FILE = "_progress.json";
 
     public static final String CURRENT_FILE = "_current.json";
@@ -183,6 +186,22 @@ public final class ObjectKeys {
         return DIVERGENCE_PREFIX + partKey + "/" + fingerprint + ".json";
     }
 
+    /** The part a piece of divergence evidence is about, or empty when the key is not evidence. */
+    public static Optional<PartKey> parseDivergence(String evidenceKey) {
+        if (!evidenceKey.startsWith(DIVERGENCE_PREFIX) || evidenceKey.lastIndexOf('/') <= DIVERGENCE_PREFIX.length()) {
+            return Optional.empty();
+        }
+        return parse(evidenceKey.substring(DIVERGENCE_PREFIX.length(), evidenceKey.lastIndexOf('/')));
+    }
+
+    /**
+     * The protocol's own objects beside the parts and manifests: pointers and their logs, evidence,
+     * staged copies, audit acknowledgements, and pointer locks left by releases before 0.2.
+     */
+    public static boolean isProtocolObject(String key) {
+        return isPointer(key) || key.startsWith(DIVERGENCE_PREFIX) || key.startsWith(STAGING_PREFIX) || key.startsWith(AUDIT_PREFIX);
+    }
+
     /** The fields a part key spells out, or empty when the key is not one of ours. */
     public static Optional<PartKey> parse(String key) {
         Matcher m = PART.matcher(key);
@@ -229,7 +248,12 @@ public final class ObjectKeys {
             long windowStartMillis,
             int bucket,
             int bucketCount,
-            String digest) {}
+            String digest) {
+        /** The window directory the part is in. */
+        public WindowKey window() {
+            return new WindowKey(kind, pipeline, jobVersion, schemaVersion, windowStartMillis);
+        }
+    }
 
     /** SHA-256 over a length-prefixed encoding of every field, so no two field tuples encode alike. */
     static String digest(WorkIdentity id) {

@@ -114,7 +114,9 @@ public final class CommandLine {
         Object example = option.hasDefaultValue() ? option.defaultValue() : null;
         if (example instanceof Duration) {
             return "a duration like 500ms, 10s, 5m, 1h or 7d";
-        } else if (example instanceof Integer || example instanceof Long) {
+        } else if (example instanceof Integer) {
+            return "a whole number up to " + Integer.MAX_VALUE;
+        } else if (example instanceof Long) {
             return "a whole number";
         } else if (example instanceof Double) {
             return "a number";
