@@ -87,14 +87,14 @@ final class Demo {
             CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
             while (!result.isDone()) {
                 try {
-                    printNewWindows(store, config, jobId, printed, totals, out);
+                    printNewWindows(store, config, jobId, printed, totals, out, false);
                 } catch (IOException e) {
                     // A look while the job writes can meet a file mid-promotion; the next look sees it whole.
                 }
                 Thread.sleep(500);
             }
             result.get();
-            printNewWindows(store, config, jobId, printed, totals, out);
+            printNewWindows(store, config, jobId, printed, totals, out, true);
             Map<String, Long> reasons = Reference.published(store, config.jobVersion(), Long.MIN_VALUE).deadLetterReasons;
             double seconds = (System.nanoTime() - started) / 1e9;
             out.printf("%ndone in %.1f s: %d windows, %d parts, %d rows; %d created, %d collapsed into earlier objects,"
@@ -117,9 +117,9 @@ final class Demo {
         long divergent;
     }
 
-    /** Prints each window once the completion pointer has passed it. */
+    /** Prints each window once the completion pointer has passed it, and every window left once the job has finished. */
     private static void printNewWindows(ObjectStore store, JobConfig config, String jobId, Set<Long> printed, Totals totals,
-            PrintStream out) throws IOException {
+            PrintStream out, boolean finished) throws IOException {
         // The pointer first: every part it covers is published before the listing starts.
         Optional<Long> pointer = CompletionPointer.read(store, PartKind.SNAPSHOT, config.pipeline(), config.jobVersion());
         if (pointer.isEmpty()) {
@@ -128,7 +128,7 @@ final class Demo {
         // Dead letters are windowed by arrival and published on their own; wait for them too, once they exist.
         Optional<Long> deadLetterPointer =
                 CompletionPointer.read(store, PartKind.DEAD_LETTER, config.pipeline(), config.jobVersion());
-        long through = Math.min(pointer.get(), deadLetterPointer.orElse(pointer.get()));
+        long through = finished ? Long.MAX_VALUE : Math.min(pointer.get(), deadLetterPointer.orElse(pointer.get()));
         StoreScan scan = StoreScan.all(store, Optional.of(config.jobVersion()));
         Map<Long, StoreScan.Window> snapshots = scan.windows(new StoreScan.Version(PartKind.SNAPSHOT, config.pipeline(),
                 config.jobVersion()), config.schemaVersion());
