@@ -33,6 +33,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.util.TimeUtils;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
@@ -54,6 +55,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
  * <p>Memory holds one entry per logical part of the period checked: content is read and checked
  * one object at a time.
  */
+@Internal
 public final class Audit {
     public static final String USAGE = String.join("\n",
             "usage: snapshots audit STORE_URI [--endpoint URL] [--json] [--job-version N] [--since DURATION|DATE] [--stale-staging DURATION]",

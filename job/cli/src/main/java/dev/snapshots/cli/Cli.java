@@ -7,11 +7,13 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.annotation.Internal;
 
 /**
  * {@code snapshots COMMAND [flags]}, the operator's commands: what the image's entrypoint runs, and
  * what {@code ./snapshots} offers beside the harness's own ({@code dev.snapshots.harness.Snapshots}).
  */
+@Internal
 public final class Cli {
     /** What a command does with its flags; returns the exit status. */
     public interface Action {

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
@@ -15,6 +16,7 @@ import org.apache.flink.configuration.Configuration;
  * their defaults, read by {@link CommandLine}; a name in {@code switches} takes no value and is
  * "true" when given.
  */
+@Internal
 public final class Flags {
     private Flags() {}
 

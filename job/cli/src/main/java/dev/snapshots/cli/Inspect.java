@@ -15,10 +15,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 
 /** {@code snapshots inspect STORE_URI}: what is published, as a table or JSON. */
+@Internal
 public final class Inspect {
     public static final String USAGE = String.join("\n",
             "usage: snapshots inspect STORE_URI [--endpoint URL] [--json]",

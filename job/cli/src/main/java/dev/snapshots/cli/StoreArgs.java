@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
@@ -16,6 +17,7 @@ import org.apache.flink.configuration.Configuration;
  * that reads a store, read by {@link CommandLine}. Unknown flags are errors, so a typo never
  * silently changes a report.
  */
+@Internal
 public record StoreArgs(StoreSpec store, boolean json, Map<String, String> flags) {
 
     public static StoreArgs parse(String[] args, String usage, String... valueFlags) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import org.apache.flink.annotation.Internal;
 
 /**
  * What a store holds, grouped the way a reader thinks of it: job version, schema, window, bucket.
@@ -25,6 +26,7 @@ import java.util.TreeMap;
  * directories to the dates it needs, so its cost does not grow with history; it does not see
  * objects outside the windows' directories.
  */
+@Internal
 public final class StoreScan {
     /** One (kind, pipeline, job version) of the store. */
     public record Version(PartKind kind, String pipeline, int jobVersion) implements Comparable<Version> {

@@ -1,5 +1,6 @@
 package dev.snapshots.harness;
 
+import java.time.Instant;
 import java.util.Optional;
 import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.cli.StoreScan;
@@ -19,12 +20,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.flink.annotation.Internal;
 
 /**
  * What the job must publish for a generated stream, computed in plain Java from the generator's
  * truth (what each record is meant to be), without the parser, Flink or the sink; and the same
  * figures read back from a store, so the two can be compared ({@link #differences}).
  */
+@Internal
 public final class Reference {
     /** Snapshot rows per "windowStart/bucket", each row rendered by {@link #row}. */
     public final Map<String, Set<String>> parts = new TreeMap<>();
@@ -153,7 +156,7 @@ public final class Reference {
 
     private static String name(String part) {
         int slash = part.indexOf('/');
-        return java.time.Instant.ofEpochMilli(Long.parseLong(part.substring(0, slash))) + " bucket " + part.substring(slash + 1);
+        return Instant.ofEpochMilli(Long.parseLong(part.substring(0, slash))) + " bucket " + part.substring(slash + 1);
     }
 
     private static long micros(GenericRecord r, String field) {

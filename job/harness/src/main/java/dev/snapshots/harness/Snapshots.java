@@ -12,12 +12,14 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.flink.annotation.Internal;
 
 /**
  * {@code ./snapshots COMMAND [flags]}: the launcher's Java side. The harness's commands (demo, an
  * embedded run, the local cluster, chaos, bench) and the operator's ({@link Cli}), where an
  * upgrade may roll the local cluster ({@code --roll local}).
  */
+@Internal
 public final class Snapshots {
     private Snapshots() {}
 

@@ -11,6 +11,7 @@ import dev.snapshots.format.PartEncoding;
 import dev.snapshots.harness.testutils.ObjectHashes;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
+import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
@@ -261,7 +262,7 @@ class SnapshotJobITCase {
             for (String part : published.parts.keySet()) {
                 long window = Long.parseLong(part.substring(0, part.indexOf('/')));
                 int bucket = Integer.parseInt(part.substring(part.indexOf('/') + 1));
-                String key = ObjectKeys.partKey(new dev.snapshots.key.WorkIdentity(config.pipeline(), window,
+                String key = ObjectKeys.partKey(new WorkIdentity(config.pipeline(), window,
                         config.windowLength().toMillis(), config.jobVersion(), config.schemaVersion(), bucket, config.buckets(), ""));
                 assertThat(store.head(key)).as("the part's key is a function of its identity: %s", key).isPresent();
             }

@@ -5,12 +5,15 @@ import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.RowFormat;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.annotation.Internal;
 
 /** A record the job could not use, with why and where it came from. A Flink POJO. */
+@Internal
 public class DeadLetter {
     static final int MAX_PAYLOAD_CHARS = 1024;
 
@@ -41,7 +44,7 @@ public class DeadLetter {
         byte[] bytes = payload == null ? new byte[0] : payload;
         if (reason == Rejection.INVALID_UTF8 || reason == Rejection.BAD_AGGREGATE) {
             int n = Math.min(bytes.length, MAX_PAYLOAD_CHARS * 3 / 4);
-            return "base64:" + Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(bytes, n));
+            return "base64:" + Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, n));
         }
         String text = new String(bytes, StandardCharsets.UTF_8);
         return text.length() <= MAX_PAYLOAD_CHARS ? text : text.substring(0, MAX_PAYLOAD_CHARS) + "...";

@@ -7,6 +7,9 @@ import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.UUID;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.CheckpointConfig;
@@ -18,6 +21,7 @@ import org.slf4j.LoggerFactory;
  * The job's entry point on a cluster ({@code flink run snapshots-job.jar --store s3://...}) and
  * behind {@code ./snapshots run}. Flags: {@link JobConfig}.
  */
+@Internal
 public final class SnapshotJob {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotJob.class);
 
@@ -92,8 +96,8 @@ public final class SnapshotJob {
     public static Configuration embeddedConfiguration() {
         Configuration conf = new Configuration();
         conf.setString("state.checkpoint-storage", "filesystem");
-        conf.setString("state.checkpoints.dir", java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "snapshots-checkpoints",
-                java.util.UUID.randomUUID().toString()).toUri().toString());
+        conf.setString("state.checkpoints.dir", Path.of(System.getProperty("java.io.tmpdir"), "snapshots-checkpoints",
+                UUID.randomUUID().toString()).toUri().toString());
         return conf;
     }
 }

@@ -1,5 +1,6 @@
 package dev.snapshots.job;
 
+import dev.snapshots.format.RowFormat;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
 import dev.snapshots.job.ingest.Ingest;
@@ -8,6 +9,7 @@ import dev.snapshots.job.ingest.Event;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Instant;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.metrics.Counter;
@@ -34,6 +36,7 @@ import org.slf4j.LoggerFactory;
  *                   └─ rejected or late ─► parts ─► dead letters (JSON lines, _deadletter/)
  * </pre>
  */
+@Internal
 public final class SnapshotPipeline {
     public static final int MAX_PARALLELISM = 128;
     /**
@@ -70,7 +73,7 @@ public final class SnapshotPipeline {
         return new Streams(aggregates, events.getSideOutput(Ingest.DEAD_LETTERS));
     }
 
-    public static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, dev.snapshots.format.RowFormat<T> format, int buckets) {
+    public static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, RowFormat<T> format, int buckets) {
         return CanonicalSnapshotSink.<T>builder()
                 .pipeline(config.pipeline())
                 .jobVersion(config.jobVersion())

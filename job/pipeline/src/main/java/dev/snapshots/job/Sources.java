@@ -16,11 +16,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.SourceReaderContext;
@@ -37,6 +40,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * output, so a window closes only when every split has passed it. Watermark alignment pauses a
  * split that runs more than {@code --max-drift} ahead of the slowest.
  */
+@Internal
 public final class Sources {
     /** How often subtasks report their watermarks for alignment (Flink's default). */
     private static final Duration ALIGNMENT_UPDATE = Duration.ofSeconds(1);
@@ -158,17 +162,17 @@ public final class Sources {
             }
         }
 
-        private static java.util.Optional<Long> ownTimestamp(String line) {
+        private static Optional<Long> ownTimestamp(String line) {
             Matcher m = TS.matcher(line);
             if (!m.find()) {
-                return java.util.Optional.empty();
+                return Optional.empty();
             }
             try {
-                return java.util.Optional.of(m.group(2) != null
+                return Optional.of(m.group(2) != null
                         ? Long.parseLong(m.group(2))
-                        : java.time.OffsetDateTime.parse(m.group(1)).toInstant().toEpochMilli());
+                        : OffsetDateTime.parse(m.group(1)).toInstant().toEpochMilli());
             } catch (RuntimeException e) {
-                return java.util.Optional.empty();
+                return Optional.empty();
             }
         }
 

@@ -7,11 +7,13 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.annotation.Internal;
 
 /**
  * One device's totals over one window: a row of a snapshot. Accumulated in exact millionths, so
  * the result is the same whatever order the events arrived in. A Flink POJO, also the accumulator.
  */
+@Internal
 public class WindowAggregate {
     /** Schema version 1 of the snapshot rows. */
     public static final Schema SCHEMA = SchemaBuilder.record("WindowAggregate").namespace("dev.snapshots.job").fields()

@@ -2,6 +2,7 @@ package dev.snapshots.format;
 
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * The row format of dead letters ({@code PartKind.DEAD_LETTER}, JSON lines): the library's, so
@@ -10,6 +11,7 @@ import org.apache.avro.SchemaBuilder;
  * a fingerprint covers the schema, so changing either would make every recomputed dead-letter
  * part look divergent.
  */
+@PublicEvolving
 public final class DeadLetterRows {
     public static final Schema SCHEMA = SchemaBuilder.record("DeadLetter").namespace("dev.snapshots.job").fields()
             .requiredString("origin")

@@ -1,11 +1,13 @@
 package dev.snapshots.format;
 
 import java.io.ByteArrayInputStream;
+import org.apache.flink.annotation.Internal;
 import org.apache.parquet.io.DelegatingSeekableInputStream;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
 
 /** A Parquet file held in memory, readable by any parquet-java reader without Hadoop's filesystems. */
+@Internal
 public final class ParquetBytes implements InputFile {
     private final byte[] content;
 

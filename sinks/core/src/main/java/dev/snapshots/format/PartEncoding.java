@@ -20,6 +20,7 @@ import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.io.JsonEncoder;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.core.fs.FSDataOutputStream;
 import org.apache.flink.formats.parquet.ParquetBuilder;
@@ -38,6 +39,7 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  * Across JVMs parquet-java may order a footer's encoding list differently, which is why
  * divergence is judged on the {@linkplain #fingerprint fingerprint}, never on file bytes.
  */
+@Internal
 public final class PartEncoding {
     private static final byte[] FINGERPRINT_DOMAIN = "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
 
@@ -149,8 +151,7 @@ public final class PartEncoding {
      *
      * <p>No dictionary encoding: a part holds one row per key, so key and measure columns are
      * nearly all distinct, and parquet-java would build each column's dictionary only to discard
-     * it and encode the page again plainly. Measured on a 2,500-row snapshot part: 2.5 ms instead
-     * of 7 ms per part (warm), 2% more bytes after Snappy.
+     * it and encode the page again plainly (docs/BENCHMARKS.md has what it cost).
      */
     public static ParquetWriterFactory<GenericRecord> parquetWriters(Schema schema) {
         String schemaJson = schema.toString();

@@ -3,12 +3,14 @@ package dev.snapshots.format;
 import java.io.Serializable;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * How rows of type {@code T} become Parquet rows: the Avro schema of a part, a row's sort key and
  * its record. The sink sorts every part by {@link #key}, so a part's content never depends on the
  * order rows arrived in.
  */
+@PublicEvolving
 public interface RowFormat<T> extends Serializable {
 
     Schema schema();

@@ -9,6 +9,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
@@ -16,6 +17,7 @@ import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * Object keys as a pure function of {@link WorkIdentity}.
@@ -30,6 +32,7 @@ import java.util.regex.Pattern;
  * The digest covers every identity field, including those the path does not spell out (window
  * length, pinned inputs), so two different identities can never share a key.
  */
+@PublicEvolving
 public final class ObjectKeys {
     /** Where divergence evidence goes; outside every pipeline's namespace. */
     public static final String DIVERGENCE_PREFIX = "_divergence/";
@@ -272,7 +275,7 @@ public final class ObjectKeys {
                 .putInt(pinned.length)
                 .put(pinned);
         try {
-            byte[] sha = MessageDigest.getInstance("SHA-256").digest(java.util.Arrays.copyOf(buf.array(), buf.position()));
+            byte[] sha = MessageDigest.getInstance("SHA-256").digest(Arrays.copyOf(buf.array(), buf.position()));
             return HexFormat.of().formatHex(sha).substring(0, DIGEST_HEX_CHARS);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);

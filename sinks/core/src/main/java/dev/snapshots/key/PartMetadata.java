@@ -1,9 +1,12 @@
 package dev.snapshots.key;
 
+import org.apache.flink.annotation.PublicEvolving;
+
 /**
  * Names of the object metadata a part carries (S3 user metadata, or extended attributes on the
  * filesystem). Lower-case, because S3 lower-cases metadata names.
  */
+@PublicEvolving
 public final class PartMetadata {
     /** SHA-256 of the part's logical content: what divergence is judged on. */
     public static final String FINGERPRINT = "fingerprint";

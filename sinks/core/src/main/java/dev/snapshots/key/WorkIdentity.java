@@ -6,12 +6,14 @@ import java.time.Instant;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * The logical work one part of a snapshot stands for. Everything that makes two computations
  * "the same work" is here, and nothing about the process that did it: no task, host, attempt or
  * subtask. Two identities are equal exactly when their parts must collapse into one object.
  */
+@PublicEvolving
 public record WorkIdentity(
         String pipeline,
         long windowStartMillis,

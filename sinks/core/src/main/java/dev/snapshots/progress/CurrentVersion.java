@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
@@ -19,6 +20,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * so readers never step back in time. No lock: the swap is conditional on the version read, and a
  * promotion that loses it says so.
  */
+@PublicEvolving
 public final class CurrentVersion {
     private static final ObjectMapper JSON = new ObjectMapper();
 

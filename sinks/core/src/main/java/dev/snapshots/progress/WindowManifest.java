@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.type.TypeReference;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
@@ -32,6 +33,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
  * pointer knows every part of each window the pointer passes. And one small object per window
  * costs less than B empty Parquet files.
  */
+@PublicEvolving
 public final class WindowManifest {
     private static final long DAY_MILLIS = 86_400_000L;
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)

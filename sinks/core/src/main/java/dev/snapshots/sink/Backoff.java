@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.metrics.Counter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,6 +16,7 @@ import org.slf4j.LoggerFactory;
  * (FLINK-36455); once attempts run out the failure goes to Flink, which restarts the job and
  * re-commits from the checkpoint, so nothing is lost.
  */
+@PublicEvolving
 public final class Backoff implements Serializable {
     private static final long serialVersionUID = 1L;
 

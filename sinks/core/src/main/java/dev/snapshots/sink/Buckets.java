@@ -1,12 +1,14 @@
 package dev.snapshots.sink;
 
 import java.nio.charset.StandardCharsets;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * The bucket of a key: FNV-1a (64 bit) over its UTF-8 bytes, mod B. Defined by bytes alone, so it
  * is the same in every JVM, release and language; {@code String.hashCode} would do too, but this
  * spreads similar keys (device-0001, device-0002...) better and is easy to reproduce elsewhere.
  */
+@PublicEvolving
 public final class Buckets {
     private static final long FNV_OFFSET = 0xcbf29ce484222325L;
     private static final long FNV_PRIME = 0x100000001b3L;

@@ -2,6 +2,7 @@ package dev.snapshots.sink;
 
 import java.io.IOException;
 import java.time.Duration;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -29,6 +30,7 @@ import org.apache.flink.streaming.api.datastream.DataStreamSink;
  * <p>The key never mentions the task, attempt or job id that computed it, so a second execution
  * of the same work meets the first one's object and collapses into it.
  */
+@PublicEvolving
 public final class CanonicalSnapshotSink<T>
         implements Sink<SnapshotPart<T>>, SupportsCommitter<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;

@@ -7,8 +7,10 @@ import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
+import org.apache.flink.annotation.PublicEvolving;
 
 /** Builds a {@link CanonicalSnapshotSink}; every setting is checked in {@link #build()}. */
+@PublicEvolving
 public final class CanonicalSnapshotSinkBuilder<T> {
     public static final Duration DEFAULT_WINDOW_LENGTH = Duration.ofMinutes(5);
     public static final int DEFAULT_SCHEMA_VERSION = 1;
@@ -24,8 +26,9 @@ public final class CanonicalSnapshotSinkBuilder<T> {
 
     /**
      * Parts of one commit published at a time. A commit holds every part closed since the
-     * previous checkpoint, each one or two round trips to S3; one by one, 32 parts took 1.3 s
-     * against S3Proxy. Parts have distinct keys, so their order does not matter.
+     * previous checkpoint, each one or two round trips to S3, so publishing them one by one makes
+     * the commit as slow as their sum (docs/BENCHMARKS.md measures it). Parts have distinct keys,
+     * so their order does not matter.
      */
     public static final int DEFAULT_PUBLISH_CONCURRENCY = 8;
 

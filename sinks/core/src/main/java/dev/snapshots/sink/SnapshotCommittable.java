@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.flink.annotation.Internal;
 
 /**
  * What the committer needs to publish one part, or (a progress mark) what one writer subtask knew
@@ -18,6 +19,7 @@ import java.util.TreeMap;
  * committer). A mark names the run of the sink it comes from, so a mark restored into another
  * job version, pipeline or kind is recognised as not this sink's.
  */
+@Internal
 public final class SnapshotCommittable {
     /**
      * The run of a sink a mark belongs to: one build of it, a job as submitted ({@code id} is drawn

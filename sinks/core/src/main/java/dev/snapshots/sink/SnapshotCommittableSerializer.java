@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -18,6 +19,7 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * mark's run; version 1 is still read (its staged parts have no copy, its marks no run, and the
  * committer ignores such marks).
  */
+@Internal
 public final class SnapshotCommittableSerializer implements SimpleVersionedSerializer<SnapshotCommittable> {
     static final int VERSION = 2;
     private static final int VERSION_1 = 1;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 
@@ -11,6 +12,7 @@ import org.apache.flink.api.common.typeinfo.Types;
  * All rows of one bucket of one window: what the sink publishes as one object. A Flink POJO
  * (mutable, no-arg constructor) because it travels between operators; use {@link #typeInfo}.
  */
+@PublicEvolving
 public class SnapshotPart<T> {
     private long windowStartMillis;
     private int bucket;

@@ -6,8 +6,10 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
+import org.apache.flink.annotation.Internal;
 
 /** Everything a sink is configured with; immutable, built by {@link CanonicalSnapshotSinkBuilder}. */
+@Internal
 public final class SnapshotSinkConfig<T> implements Serializable {
     private static final long serialVersionUID = 1L;
 

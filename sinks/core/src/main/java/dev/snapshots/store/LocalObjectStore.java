@@ -18,6 +18,7 @@ import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -26,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * A directory as an object store: the embedded default, and what tests use beside S3.
@@ -36,6 +38,7 @@ import java.util.stream.Stream;
  * link publishes content and metadata in one step. Hidden files (names starting with '.') are
  * never listed.
  */
+@PublicEvolving
 public final class LocalObjectStore implements ObjectStore {
     private static final String STAGED_SUFFIX = ".staged";
 
@@ -70,7 +73,7 @@ public final class LocalObjectStore implements ObjectStore {
         for (Map.Entry<String, String> e : metadata.entrySet()) {
             attrs.write(e.getKey(), StandardCharsets.UTF_8.encode(e.getValue()));
         }
-        return new StagedObject(key, temp.getFileName().toString(), java.util.List.of());
+        return new StagedObject(key, temp.getFileName().toString(), List.of());
     }
 
     @Override

@@ -3,8 +3,10 @@ package dev.snapshots.store;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Set;
+import org.apache.flink.annotation.PublicEvolving;
 
 /** {@code file:///var/snapshots}: the local filesystem, the embedded default. */
+@PublicEvolving
 public final class LocalStoreFactory implements ObjectStoreFactory {
     @Override
     public String scheme() {

@@ -1,9 +1,11 @@
 package dev.snapshots.store;
 
 import java.io.IOException;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * The few operations the commit protocol needs from an object store. Two real implementations:
@@ -13,6 +15,7 @@ import java.util.function.Consumer;
  * whether to retry, re-evaluate or give up. Implementations never retry by themselves: the
  * caller owns backoff, so every retry is counted once.
  */
+@PublicEvolving
 public interface ObjectStore extends AutoCloseable {
 
     /** Uploads content where no reader looks, ready to be published at {@code key}. */
@@ -73,5 +76,5 @@ public interface ObjectStore extends AutoCloseable {
     record VersionedContent(byte[] content, String version) {}
 
     /** A staged upload or temp file, and when it was started. */
-    record StagedInfo(String key, String handle, java.time.Instant started) {}
+    record StagedInfo(String key, String handle, Instant started) {}
 }

@@ -2,6 +2,7 @@ package dev.snapshots.store;
 
 import java.net.URI;
 import java.util.Set;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * Opens the stores of one URI scheme. A store module registers its factory in
@@ -9,6 +10,7 @@ import java.util.Set;
  * by the scheme: a new store ({@code gs://}, say) is one module with one factory, which runs the
  * test kit's {@code ObjectStoreContract}. The local filesystem's ({@code file://}) is built in.
  */
+@PublicEvolving
 public interface ObjectStoreFactory {
     /** The URI scheme it opens, e.g. {@code s3}. */
     String scheme();

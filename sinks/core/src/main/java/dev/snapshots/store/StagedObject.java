@@ -2,6 +2,7 @@ package dev.snapshots.store;
 
 import java.util.List;
 import java.util.Objects;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * Content uploaded where nobody reads it, and what it takes to publish or abandon it.
@@ -13,6 +14,7 @@ import java.util.Objects;
  *     from which an upload that vanished is started again; empty where the handle itself is
  *     durable (a temp file), and for parts staged before copies existed
  */
+@PublicEvolving
 public record StagedObject(String key, String handle, List<String> partETags, String copy) {
     public StagedObject {
         Objects.requireNonNull(key, "key");

@@ -1,8 +1,10 @@
 package dev.snapshots.store;
 
 import java.io.IOException;
+import org.apache.flink.annotation.PublicEvolving;
 
 /** A store failure, classified so the caller knows what to do about it. */
+@PublicEvolving
 public final class StoreException extends IOException {
     private static final long serialVersionUID = 1L;
 

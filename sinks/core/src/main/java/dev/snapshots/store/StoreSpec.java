@@ -12,6 +12,7 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * Where snapshots go, as a serializable value the sink carries to every task; the store itself
@@ -25,6 +26,7 @@ import java.util.TreeSet;
  *       {@link #REGION}
  * </ul>
  */
+@PublicEvolving
 public final class StoreSpec implements Serializable {
     private static final long serialVersionUID = 2L;
 

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * An HTTP proxy on 127.0.0.1 between the AWS SDK and S3Proxy that injects the failures a real S3
@@ -31,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Shipped with the library so you can run your own job against a misbehaving S3; the tests and
  * {@code snapshots chaos} use it the same way. Only faults sit here, never logic of the sink.
  */
+@PublicEvolving
 public final class FaultProxy implements AutoCloseable {
     public enum Fault {
         CONFLICT_409,

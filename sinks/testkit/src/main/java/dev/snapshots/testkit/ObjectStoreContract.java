@@ -18,6 +18,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.apache.flink.annotation.PublicEvolving;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * key order and name directories one level down. A store module's tests extend it with a fresh
  * store of their kind: that is what makes a new store (GCS, say) one module and one test class.
  */
+@PublicEvolving
 public abstract class ObjectStoreContract {
     private static final int ROUNDS = 10;
     private static final int WRITERS = 20;

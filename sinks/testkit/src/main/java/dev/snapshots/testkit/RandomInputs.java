@@ -1,6 +1,7 @@
 package dev.snapshots.testkit;
 
 import java.util.Random;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * Inputs for seeded property tests: a JUnit {@code @ParameterizedTest} runs one case per seed and
@@ -11,6 +12,7 @@ import java.util.Random;
  * high end, and every other seed draws an edge value one time in eight. Characters and bytes stay
  * random even in seeds 1 and 2, so keys drawn there still differ.
  */
+@PublicEvolving
 public final class RandomInputs {
     private static final long[] LONG_EDGES = {
         Long.MIN_VALUE, Long.MIN_VALUE + 1, -2, -1, 0, 1, 2, Long.MAX_VALUE - 1, Long.MAX_VALUE};

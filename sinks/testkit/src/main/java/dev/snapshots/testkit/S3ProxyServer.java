@@ -1,6 +1,7 @@
 package dev.snapshots.testkit;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * A real S3 server for tests: S3Proxy 4.1.0 with the filesystem-nio2 backend, started once per
@@ -18,6 +20,7 @@ import java.util.List;
  * conditional writes are atomic (unlike S3Mock), which is what the sink's guarantee rests on.
  * Authorization is off so the fault proxy can sit in front without re-signing requests.
  */
+@PublicEvolving
 public final class S3ProxyServer {
     private static S3ProxyServer instance;
 
@@ -109,7 +112,7 @@ public final class S3ProxyServer {
     }
 
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }

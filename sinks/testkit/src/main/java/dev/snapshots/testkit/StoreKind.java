@@ -4,8 +4,10 @@ import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import org.apache.flink.annotation.PublicEvolving;
 
 /** The stores and staging modes every sink scenario runs against. */
+@PublicEvolving
 public enum StoreKind {
     /** S3 (S3Proxy over HTTP), small parts inline: one conditional PutObject per part. */
     S3_INLINE(Integer.MAX_VALUE),

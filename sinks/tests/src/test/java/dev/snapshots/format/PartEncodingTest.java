@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testkit.RandomInputs;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Year;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -67,7 +70,7 @@ class PartEncodingTest {
         List<KeyTotal> rows = part(new RandomInputs(seed));
         byte[] jsonl = PartEncoding.encode(PartKind.DEAD_LETTER, records(rows), KeyTotal.SCHEMA);
 
-        String text = new String(jsonl, java.nio.charset.StandardCharsets.UTF_8);
+        String text = new String(jsonl, StandardCharsets.UTF_8);
         assertThat(text.split("\n")).as("seed %d", seed).hasSize(rows.size())
                 .allSatisfy(line -> assertThat(line).startsWith("{\"key\":"));
         assertThat(PartEncoding.decode(PartKind.DEAD_LETTER, jsonl, KeyTotal.SCHEMA)).as("seed %d", seed)
@@ -118,9 +121,9 @@ class PartEncodingTest {
     @Test
     void theFileHoldsNothingAboutTheHostOrTheTime() throws Exception {
         byte[] parquet = PartEncoding.encode(records(List.of(new KeyTotal("k", 0, 1, 1))), KeyTotal.SCHEMA);
-        String text = new String(parquet, java.nio.charset.StandardCharsets.ISO_8859_1);
-        assertThat(text).doesNotContain(java.net.InetAddress.getLocalHost().getHostName());
-        assertThat(text).doesNotContain(String.valueOf(java.time.Year.now().getValue()));
+        String text = new String(parquet, StandardCharsets.ISO_8859_1);
+        assertThat(text).doesNotContain(InetAddress.getLocalHost().getHostName());
+        assertThat(text).doesNotContain(String.valueOf(Year.now().getValue()));
     }
 
     /**

@@ -11,6 +11,7 @@ import dev.snapshots.store.s3.S3ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.FaultProxy;
 import dev.snapshots.testkit.FaultProxy.Fault;
+import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.Metrics;
 import dev.snapshots.testutils.PartRef;
 import dev.snapshots.testutils.PointerWatch;
@@ -174,7 +175,7 @@ class SnapshotSinkITCase {
                 StoreContents v2 = StoreContents.read(s, SnapshotTestJob.PIPELINE, 2);
                 long first = v2.keys.keySet().stream().mapToLong(PartRef::windowStartMillis).min().orElseThrow();
                 assertThat(first).as("the replay started mid-stream").isGreaterThan(Readings.BASE_MILLIS);
-                Map<PartRef, Set<dev.snapshots.testutils.KeyTotal>> owed = new TreeMap<>(READINGS.reference(4));
+                Map<PartRef, Set<KeyTotal>> owed = new TreeMap<>(READINGS.reference(4));
                 owed.keySet().removeIf(p -> p.windowStartMillis() < first);
                 assertPointerNeverAhead(watch, owed.keySet());
                 assertThat(v2.duplicated()).isEmpty();
@@ -216,8 +217,8 @@ class SnapshotSinkITCase {
         JobID second = SnapshotTestJob.over(altered).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).run();
 
         int buckets = 4;
-        Map<PartRef, Set<dev.snapshots.testutils.KeyTotal>> first = READINGS.reference(buckets);
-        Map<PartRef, Set<dev.snapshots.testutils.KeyTotal>> changed = altered.reference(buckets);
+        Map<PartRef, Set<KeyTotal>> first = READINGS.reference(buckets);
+        Map<PartRef, Set<KeyTotal>> changed = altered.reference(buckets);
         long differing = first.keySet().stream().filter(p -> !first.get(p).equals(changed.get(p))).count();
         assertThat(differing).as("the altered windows change some parts").isPositive();
 
@@ -316,7 +317,7 @@ class SnapshotSinkITCase {
             }
         }
         long windows = contents.keys.keySet().stream().map(PartRef::windowStartMillis).distinct().count();
-        int maxPerPart = contents.keys.values().stream().mapToInt(java.util.List::size).max().orElse(0);
+        int maxPerPart = contents.keys.values().stream().mapToInt(List::size).max().orElse(0);
         System.out.printf("FIGURES %s [%s]: windows=%d parts=%d max-objects-per-part=%d created=%d collapsed=%d"
                         + " divergent=%d retries=%d conflicts=%d evidence=%d%n",
                 scenario, kind, windows, contents.keys.size(), maxPerPart, sums[0], sums[1], sums[2], sums[3], sums[4],
@@ -326,7 +327,7 @@ class SnapshotSinkITCase {
     /** The store holds exactly the reference: one object per part, rows equal, pointer at the end. */
     static StoreContents assertPublishedExactlyOnce(StoreSpec spec, Readings readings, int buckets, int jobVersion)
             throws Exception {
-        Map<PartRef, Set<dev.snapshots.testutils.KeyTotal>> reference = readings.reference(buckets);
+        Map<PartRef, Set<KeyTotal>> reference = readings.reference(buckets);
         try (ObjectStore store = spec.open()) {
             StoreContents contents = StoreContents.read(store, SnapshotTestJob.PIPELINE, jobVersion);
             assertThat(contents.duplicated()).as("parts held by more than one object").isEmpty();

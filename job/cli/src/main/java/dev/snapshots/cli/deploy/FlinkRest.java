@@ -13,8 +13,10 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -23,6 +25,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * it (optionally from a savepoint), take a savepoint, stop with a savepoint, cancel, and read job
  * state and checkpoints. What {@code flink run} and {@code flink stop} do, without a Flink install.
  */
+@Internal
 public final class FlinkRest {
     public static final Set<String> TERMINAL = Set.of("FINISHED", "FAILED", "CANCELED");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -87,13 +90,13 @@ public final class FlinkRest {
     }
 
     /** A value of the JobManager's configuration, if set. */
-    java.util.Optional<String> config(String key) throws IOException {
+    Optional<String> config(String key) throws IOException {
         for (JsonNode entry : get("/jobmanager/config")) {
             if (entry.path("key").asText().equals(key)) {
-                return java.util.Optional.of(entry.path("value").asText());
+                return Optional.of(entry.path("value").asText());
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     public void cancel(String jobId) throws IOException {

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
@@ -38,6 +39,7 @@ import org.apache.flink.configuration.Configuration;
  * checkpoints always land under {@code <checkpoints dir>/<job id>/} and a restarted JobManager
  * finds them there.
  */
+@Internal
 public final class Operations {
     public static final String USAGE = String.join("\n",
             "usage: snapshots submit  --rest URL --jar JAR [job flags]",

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.Random;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -24,6 +25,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * checkpoint, so the replacement redoes at most the time since then, and releases protection.
  * {@code ThrottlingException} is retried with exponential backoff and jitter.
  */
+@Internal
 public final class ScaleInProtection {
     public static final String USAGE = String.join("\n",
             "usage: snapshots protect --rest URL [--agent-uri URI] [--expires-minutes M] [--poll-seconds S]",

@@ -5,8 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
+import org.apache.flink.annotation.Internal;
 
 /** Local directories the commands own (the demo's output, the local cluster's state). */
+@Internal
 public final class Directories {
     private Directories() {}
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.flink.annotation.Internal;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
@@ -34,6 +35,7 @@ import software.amazon.awssdk.services.kinesis.model.StreamStatus;
  * <p>Streams live in account {@value #ACCOUNT_ID}, region us-east-1; ARNs look like
  * {@code arn:aws:kinesis:us-east-1:000000000000:stream/NAME}.
  */
+@Internal
 public final class Kinesalite {
     /** kinesalite's default account ("0000-0000-0000" minus the dashes); pinned through AWS_ACCOUNT_ID. */
     public static final String ACCOUNT_ID = "000000000000";

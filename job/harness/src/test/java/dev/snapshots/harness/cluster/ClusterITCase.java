@@ -15,8 +15,10 @@ import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -117,7 +119,7 @@ class ClusterITCase {
             v1Objects = ObjectHashes.of(s, V1_PARTS);
         }
 
-        List<String> v2Flags = new java.util.ArrayList<>(job);
+        List<String> v2Flags = new ArrayList<>(job);
         v2Flags.addAll(List.of("--job-version", "2"));
         assertThat(cli("replay", List.of("--from-savepoint", savepoint), onCluster, v2Flags)).contains("replaying telemetry into v=2");
         assertThat(cli("promote", List.of(store.uri().toString(), "--endpoint", endpoints.get("s3"), "--job-version", "3")))
@@ -142,13 +144,13 @@ class ClusterITCase {
 
     @SafeVarargs
     private static String cli(String command, List<String>... args) {
-        List<String> all = new java.util.ArrayList<>(List.of(command));
+        List<String> all = new ArrayList<>(List.of(command));
         for (List<String> a : args) {
             all.addAll(a);
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = Snapshots.run(all.toArray(new String[0]), new PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8), System.err);
-        String said = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+        int code = Snapshots.run(all.toArray(new String[0]), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+        String said = out.toString(StandardCharsets.UTF_8);
         System.out.print("snapshots " + command + ": " + said);
         assertThat(code).as("snapshots %s exit code; it said: %s", command, said).isEqualTo(said.contains("refused") ? 1 : 0);
         return said;

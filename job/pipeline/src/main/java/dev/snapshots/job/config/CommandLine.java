@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.description.HtmlFormatter;
@@ -23,6 +24,7 @@ import org.apache.flink.configuration.description.HtmlFormatter;
  * JVM's locale (Flink 1.20.1 writes a Duration option in the default locale's digits and cannot
  * read it back). Unknown flags and missing values are errors, so a typo never runs with a default.
  */
+@Internal
 public final class CommandLine {
     /** What a command line set: its options over {@code base}, its switches, its positional arguments. */
     public record Parsed(Configuration options, Set<String> switches, List<String> positional) {

@@ -11,6 +11,7 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
@@ -20,6 +21,7 @@ import org.apache.flink.configuration.ReadableConfig;
  * the Flink configuration over the defaults. Every value is checked here, with a message that
  * names its flag, so a bad setting never surfaces as a stack trace.
  */
+@Internal
 public final class JobConfig implements Serializable {
     private static final long serialVersionUID = 2L;
 

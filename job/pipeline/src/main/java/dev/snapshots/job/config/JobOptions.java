@@ -7,6 +7,7 @@ import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 
 /**
@@ -14,6 +15,7 @@ import org.apache.flink.configuration.ConfigOption;
  * ({@code --window 5m}), by the Flink configuration the job is submitted with
  * ({@code snapshots.window: 5m} in flink-conf or {@code FLINK_PROPERTIES}), or by its default.
  */
+@Internal
 public final class JobOptions {
     private JobOptions() {}
 

@@ -1,10 +1,13 @@
 package dev.snapshots.job.ingest;
 
+import org.apache.flink.annotation.Internal;
+
 /**
  * A parsed telemetry reading. Measures are fixed-point (millionths) so that sums are exact and do
  * not depend on the order events arrive in: with doubles, two runs over the same input could add
  * in a different order, produce different bits and be reported as a divergence. A Flink POJO.
  */
+@Internal
 public class Event {
     public static final long MICROS = 1_000_000L;
 

@@ -6,6 +6,7 @@ import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.job.source.SplitProgress;
 import java.time.Instant;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceOutput;
 
 /**
@@ -14,6 +15,7 @@ import org.apache.flink.api.connector.source.SourceOutput;
  * split rejected as {@code late}. Events carry their event time; dead letters a time that is never
  * behind their split's watermark, so no window operator downstream drops one.
  */
+@Internal
 public final class EventJudge implements RecordJudge<Ingested> {
     private static final long serialVersionUID = 1L;
     private final EventParser parser;

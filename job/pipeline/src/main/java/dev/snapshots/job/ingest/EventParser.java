@@ -11,6 +11,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonParser;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.io.JsonEOFException;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.DeserializationFeature;
@@ -27,6 +28,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * <p>The time horizon is judged against the record's arrival time, not the wall clock, so a replay
  * of last year's stream accepts and rejects exactly what the live run did.
  */
+@Internal
 public final class EventParser implements Serializable {
     private static final long serialVersionUID = 1L;
     private static final int MAX_KEY_CHARS = 256;

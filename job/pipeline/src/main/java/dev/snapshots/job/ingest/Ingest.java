@@ -3,6 +3,7 @@ package dev.snapshots.job.ingest;
 import dev.snapshots.job.DeadLetter;
 import java.util.EnumMap;
 import java.util.Map;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
@@ -15,6 +16,7 @@ import org.apache.flink.util.OutputTag;
  * letters to their side output, each counted by reason (metric group {@code deadLetters}). Chained
  * to the source, so dead letters keep the order and timestamps their source gave them.
  */
+@Internal
 public final class Ingest extends ProcessFunction<Ingested, Event> {
     private static final long serialVersionUID = 1L;
     public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};

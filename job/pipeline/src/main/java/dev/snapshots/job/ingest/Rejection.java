@@ -1,6 +1,9 @@
 package dev.snapshots.job.ingest;
 
+import org.apache.flink.annotation.Internal;
+
 /** Why a record became a dead letter; the code is what reports and metrics show. */
+@Internal
 public enum Rejection {
     NOT_JSON("not-json"),
     TRUNCATED_JSON("truncated-json"),

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -27,6 +28,7 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * index, each judged against its own progress like a Kinesis shard. A reader holding several
  * ranges reads them in turn, a record from each, and can pause one for watermark alignment.
  */
+@Internal
 public final class IndexedSource<T> implements Source<T, IndexedSplit, Collection<IndexedSplit>>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
     /** A count that never ends: the source is unbounded. */

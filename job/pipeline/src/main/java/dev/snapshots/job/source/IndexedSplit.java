@@ -2,6 +2,7 @@ package dev.snapshots.job.source;
 
 import java.io.IOException;
 import java.util.Objects;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceSplit;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -9,6 +10,7 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /** A range of record indexes [next, end) of an {@link IndexedSource} and how far its events have come. */
+@Internal
 public final class IndexedSplit implements SourceSplit {
     private final String id;
     private final long next;

@@ -1,6 +1,7 @@
 package dev.snapshots.job.source;
 
 import java.io.Serializable;
+import org.apache.flink.annotation.Internal;
 
 /**
  * When an event is late, judged per split against that split's {@link SplitProgress}.
@@ -17,6 +18,7 @@ import java.io.Serializable;
  *
  * @param idlenessMillis 0: a quiet split is never idle and holds windows back until it delivers again
  */
+@Internal
 public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long idlenessMillis) implements Serializable {
 
     /** Every record, event or not, is first recorded as arrived. */

@@ -1,9 +1,12 @@
 package dev.snapshots.job.source;
 
+import org.apache.flink.annotation.Internal;
+
 /**
  * One record as a source read it, before parsing: where it came from (so a dead letter can name
  * it), when it arrived (the clock the time horizon and idleness are judged by), and its bytes.
  */
+@Internal
 public class RawRecord {
     /** Source and position, e.g. {@code shardId-000000000001:49650...} or {@code generator:000000000042}. */
     public String origin;

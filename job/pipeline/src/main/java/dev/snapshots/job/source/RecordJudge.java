@@ -1,12 +1,14 @@
 package dev.snapshots.job.source;
 
 import java.io.Serializable;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceOutput;
 
 /**
  * What a source makes of one raw record, judged against its split's progress: the job's parsing
  * and its lateness rule, kept out of the sources so that every source applies the same one.
  */
+@Internal
 public interface RecordJudge<T> extends Serializable {
     /** The rule the judge applies; the sources use it to move an idle split's watermark. */
     LatenessRule rule();

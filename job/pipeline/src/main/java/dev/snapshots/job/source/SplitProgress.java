@@ -2,6 +2,7 @@ package dev.snapshots.job.source;
 
 import java.io.IOException;
 import java.util.Collection;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -13,6 +14,7 @@ import org.apache.flink.core.memory.DataOutputView;
  * in the split's checkpointed state, so it survives restores, rescales and reassignment, and a
  * child shard starts from its parents' ({@link #inherit}).
  */
+@Internal
 public final class SplitProgress {
     /** Events whose window ends at or before this are late. Only rises. */
     private long watermark;

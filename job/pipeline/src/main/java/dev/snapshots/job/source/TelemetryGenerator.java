@@ -3,8 +3,10 @@ package dev.snapshots.job.source;
 import dev.snapshots.job.ingest.Event;
 import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.RawRecord;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 
 /**
@@ -16,6 +18,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
  * {@code badEvery}-th record is malformed, cycling through every {@link Bad} kind; every
  * {@code lateEvery}-th is a valid event three windows old, which arrives after its window closed.
  */
+@Internal
 public final class TelemetryGenerator implements GeneratorFunction<Long, RawRecord> {
     private static final long serialVersionUID = 1L;
     /** Where generated event time starts unless {@code --start} says otherwise. */
@@ -124,7 +127,7 @@ public final class TelemetryGenerator implements GeneratorFunction<Long, RawReco
     }
 
     static String decimal(long micros) {
-        return java.math.BigDecimal.valueOf(micros, 6).stripTrailingZeros().toPlainString();
+        return BigDecimal.valueOf(micros, 6).stripTrailingZeros().toPlainString();
     }
 
     private byte[] malformed(Bad kind, long i) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.snapshots.testkit.RandomInputs;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
@@ -71,7 +72,7 @@ class EventParserTest {
     @Test
     void timestampsInBothFormsAndOffsetsAreAccepted() {
         assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30T14:05:03.250+01:00\",\"value\":1}").event().timestampMillis)
-                .isEqualTo(java.time.Instant.parse("2026-11-30T13:05:03.250Z").toEpochMilli());
+                .isEqualTo(Instant.parse("2026-11-30T13:05:03.250Z").toEpochMilli());
         assertThat(parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":1}").event().timestampMillis).isEqualTo(1796047503250L);
         assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30 14:05\",\"value\":1}").rejection()).isEqualTo(Rejection.BAD_TIMESTAMP);
         assertThat(parse("{\"device\":\"d\",\"ts\":1.5,\"value\":1}").rejection()).isEqualTo(Rejection.BAD_TIMESTAMP);

@@ -3,6 +3,7 @@ package dev.snapshots.job.testutils;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.List;
 
 /**
@@ -29,7 +30,7 @@ public final class KplEncoder {
         out.writeBytes(protobuf);
         try {
             out.writeBytes(MessageDigest.getInstance("MD5").digest(protobuf));
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
         return out.toByteArray();

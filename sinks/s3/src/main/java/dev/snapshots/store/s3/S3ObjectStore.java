@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.apache.flink.annotation.PublicEvolving;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -55,6 +56,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
  * one part of any size (S3 allows one part below the 5 MiB minimum), so a committable carries one
  * ETag. The SDK's own retries are off: the sink's committer retries with backoff and counts them.
  */
+@PublicEvolving
 public final class S3ObjectStore implements ObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
     private static final String CONTENT_TYPE = "application/octet-stream";

@@ -5,12 +5,14 @@ import dev.snapshots.store.ObjectStoreFactory;
 import dev.snapshots.store.StoreSpec;
 import java.net.URI;
 import java.util.Set;
+import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * {@code s3://bucket/prefix}: S3, credentials from the default chain. Options: {@code endpoint}
  * for an S3-compatible server such as {@code http://127.0.0.1:9000} (path-style access is then
  * used), {@code region}.
  */
+@PublicEvolving
 public final class S3StoreFactory implements ObjectStoreFactory {
     @Override
     public String scheme() {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -41,6 +42,7 @@ import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap
  * and knows nothing of KPL aggregation; its splits carry no progress, so lateness could only be
  * judged per subtask. Its checkpointed splits and enumerator state are read by this source.
  */
+@Internal
 public final class KinesisShardSource<T> implements Source<T, ShardSplit, ShardEnumeratorState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
 

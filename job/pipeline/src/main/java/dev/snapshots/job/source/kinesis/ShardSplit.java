@@ -4,6 +4,7 @@ import dev.snapshots.job.source.SplitProgress;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Objects;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceSplit;
 import org.apache.flink.connector.kinesis.source.split.KinesisShardSplit;
 import org.apache.flink.connector.kinesis.source.split.KinesisShardSplitSerializer;
@@ -17,6 +18,7 @@ import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.m
  * One Kinesis shard as a split: where to read from next, how far its events have come, and whether
  * it has been read to its end (then it is kept, holding its watermark, until its children run).
  */
+@Internal
 public final class ShardSplit implements SourceSplit {
     private final String shardId;
     private final StartingPosition position;

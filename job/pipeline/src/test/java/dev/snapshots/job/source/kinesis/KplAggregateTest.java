@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.testutils.KplEncoder;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -75,9 +77,9 @@ class KplAggregateTest {
         byte[] lying = {(byte) 0xF3, (byte) 0x89, (byte) 0x9A, (byte) 0xC2, 0x1A, 0x7F, 0x01};
         byte[] withDigest = Arrays.copyOf(lying, lying.length + 16);
         try {
-            System.arraycopy(java.security.MessageDigest.getInstance("MD5").digest(Arrays.copyOfRange(lying, 4, lying.length)), 0,
+            System.arraycopy(MessageDigest.getInstance("MD5").digest(Arrays.copyOfRange(lying, 4, lying.length)), 0,
                     withDigest, lying.length, 16);
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
         assertThat(KplAggregate.userRecords("s:1", 7, withDigest)).singleElement()
