@@ -229,7 +229,7 @@ class KinesisShardsITCase {
             published = Reference.published(s, run.config.jobVersion(), closing);
         }
         System.out.printf("FIGURES kinesis shards (parallelism %d): good events %d, published %d, dead letters %s%n",
-                run.config.parallelism(), expected.goodEvents, published.goodEvents, published.deadLetterReasons);
+                run.config.parallelism().orElse(-1), expected.goodEvents, published.goodEvents, published.deadLetterReasons);
         assertThat(published.differences(expected)).isEmpty();
     }
 

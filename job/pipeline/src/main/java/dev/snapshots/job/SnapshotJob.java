@@ -72,7 +72,7 @@ public final class SnapshotJob {
 
     /** Parallelism and checkpointing, before the pipeline is built on {@code env}. */
     static void environment(StreamExecutionEnvironment env, JobConfig config) {
-        env.setParallelism(config.parallelism());
+        config.parallelism().ifPresent(env::setParallelism);
         env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
         env.enableCheckpointing(config.get(JobOptions.CHECKPOINT_INTERVAL).toMillis());
         // Keep the last checkpoint when the job is cancelled: a restart resumes from it.

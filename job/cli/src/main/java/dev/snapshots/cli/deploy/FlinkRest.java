@@ -1,13 +1,11 @@
 package dev.snapshots.cli.deploy;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -39,17 +37,16 @@ public final class FlinkRest {
         this.base = base;
     }
 
-    /** Uploads a job jar; returns the id {@link #run} takes. */
+    /** Uploads a job jar, streamed from the file (it is a hundred MB); returns the id {@link #run} takes. */
     public String upload(Path jar) throws IOException {
         String boundary = "----snapshots" + UUID.randomUUID();
-        ByteArrayOutputStream body = new ByteArrayOutputStream();
-        body.write(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
-                + "Content-Type: application/x-java-archive\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-        body.write(Files.readAllBytes(jar));
-        body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        byte[] head = ("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
+                + "Content-Type: application/x-java-archive\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+        byte[] tail = ("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8);
         JsonNode uploaded = send(HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
                 .header("Content-Type", "multipart/form-data; boundary=" + boundary)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())));
+                .POST(HttpRequest.BodyPublishers.concat(HttpRequest.BodyPublishers.ofByteArray(head),
+                        HttpRequest.BodyPublishers.ofFile(jar), HttpRequest.BodyPublishers.ofByteArray(tail))));
         return Path.of(uploaded.path("filename").asText()).getFileName().toString();
     }
 
@@ -90,7 +87,7 @@ public final class FlinkRest {
     }
 
     /** A value of the JobManager's configuration, if set. */
-    Optional<String> config(String key) throws IOException {
+    public Optional<String> config(String key) throws IOException {
         for (JsonNode entry : get("/jobmanager/config")) {
             if (entry.path("key").asText().equals(key)) {
                 return Optional.of(entry.path("value").asText());
@@ -117,7 +114,7 @@ public final class FlinkRest {
         return get("/jobs/" + jobId);
     }
 
-    String state(String jobId) throws IOException {
+    public String state(String jobId) throws IOException {
         return job(jobId).path("state").asText();
     }
 
@@ -138,6 +135,12 @@ public final class FlinkRest {
     /** When the latest completed checkpoint was triggered (epoch ms), 0 if none. */
     public long latestCheckpointMillis(String jobId) throws IOException {
         return get("/jobs/" + jobId + "/checkpoints").path("latest").path("completed").path("trigger_timestamp").asLong(0);
+    }
+
+    /** The newest completed savepoint's path, if the job took one. */
+    public Optional<String> latestSavepoint(String jobId) throws IOException {
+        JsonNode savepoint = get("/jobs/" + jobId + "/checkpoints").path("latest").path("savepoint");
+        return savepoint.hasNonNull("external_path") ? Optional.of(savepoint.path("external_path").asText()) : Optional.empty();
     }
 
     /** How often the job failed and restarted so far. */

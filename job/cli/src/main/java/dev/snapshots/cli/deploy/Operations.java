@@ -8,8 +8,6 @@ import dev.snapshots.cli.StoreArgs;
 import dev.snapshots.progress.CurrentVersion;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
-import java.io.DataInputStream;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +40,7 @@ import org.apache.flink.configuration.Configuration;
 @Internal
 public final class Operations {
     public static final String USAGE = String.join("\n",
-            "usage: snapshots submit  --rest URL --jar JAR [job flags]",
+            "usage: snapshots submit  --rest URL --jar JAR [--from-savepoint PATH] [job flags]",
             "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND [job flags]",
             "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
             "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL]",
@@ -54,6 +52,8 @@ public final class Operations {
             "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
             "            whose JobManager then resumes from that savepoint through 'submit'",
             "  replay    recompute from a savepoint into job version N+1; version N is left untouched",
+            "  submit --from-savepoint PATH: start there if the job has no checkpoint of its own yet (a new job version on",
+            "            ECS: SNAPSHOTS_FROM_SAVEPOINT); once it has, a restart resumes from its own",
             "  promote   make N the version readers follow, only if its completion pointer has caught up",
             "",
             "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
@@ -145,11 +145,15 @@ public final class Operations {
             out.printf("job %s (%s v%d) is already %s%n", id, config.pipeline(), config.jobVersion(), state);
             return id;
         }
-        Optional<Retained> from = newestRetained(rest, id);
-        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from.map(Retained::path).orElse(null), id);
+        Optional<RetainedCheckpoints.Retained> from = newestRetained(rest, id);
+        // A first start may be told where to begin (a new job version from the old one's savepoint, on ECS);
+        // once the job has its own checkpoints, a restart resumes from them.
+        String savepoint = from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
+        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, savepoint, id);
         out.printf("job %s (%s v%d) submitted, %s%n", id, config.pipeline(), config.jobVersion(),
                 from.map(r -> "resuming from " + r.path() + " (checkpoint " + r.checkpointId() + ")")
-                        .orElse("from the start: no retained checkpoint or savepoint"));
+                        .orElse(savepoint != null ? "from savepoint " + savepoint + " (it has no checkpoint of its own yet)"
+                                : "from the start: no retained checkpoint or savepoint"));
         return id;
     }
 
@@ -171,9 +175,12 @@ public final class Operations {
         try {
             savepoint = rest.stopWithSavepoint(id, false, checkpointDir(rest, id) + "/savepoints", SAVEPOINT_TIMEOUT);
         } catch (IOException e) {
-            out.println("upgrade refused: stop-with-savepoint of job " + id + " failed (" + e.getMessage()
-                    + "); the job keeps running as it was");
-            return 1;
+            // Timed out or failed as seen from here: the stop may still finish. Only the job's state says whether it runs on.
+            Optional<String> stopped = awaitStopOutcome(rest, id);
+            if (stopped.isEmpty()) {
+                return 1;
+            }
+            savepoint = stopped.get();
         }
         out.println("stopped with savepoint " + savepoint);
         String roll = own.get("roll");
@@ -225,55 +232,54 @@ public final class Operations {
         }
     }
 
-    /** A retained checkpoint or savepoint: its directory and its checkpoint id. */
-    record Retained(String path, long checkpointId) {}
+    /**
+     * After a stop-with-savepoint that did not answer in time: waits for the job to settle. Its
+     * savepoint if it stopped; empty, with what to do said, if it runs on or is still stopping.
+     */
+    private Optional<String> awaitStopOutcome(FlinkRest rest, String id) throws IOException {
+        long deadline = System.nanoTime() + SAVEPOINT_TIMEOUT.toNanos();
+        String state = rest.state(id);
+        while (!FlinkRest.TERMINAL.contains(state) && !state.equals("RUNNING") && System.nanoTime() < deadline) {
+            FlinkRest.sleep(1000);
+            state = rest.state(id);
+        }
+        if (state.equals("FINISHED") && rest.latestSavepoint(id).isPresent()) {
+            return rest.latestSavepoint(id);
+        }
+        if (state.equals("RUNNING")) {
+            out.println("upgrade refused: stop-with-savepoint of job " + id + " failed; the job keeps running as it was");
+        } else {
+            out.println("upgrade stopped: stop-with-savepoint of job " + id + " did not settle within " + SAVEPOINT_TIMEOUT
+                    + " (job " + state + "); nothing was rolled. Once it has stopped, 'snapshots submit' resumes it from its"
+                    + " newest checkpoint or savepoint");
+        }
+        return Optional.empty();
+    }
 
     /**
-     * The newest complete checkpoint or savepoint under {@code <checkpoint dir>/<job id>/}: the
-     * highest checkpoint id among the {@code _metadata} files there (a savepoint taken by
-     * {@code upgrade} lies there too, and carries the highest id once taken).
+     * The newest whole checkpoint or savepoint of job {@code id} under any JobManager
+     * incarnation's checkpoint directory: see {@link RetainedCheckpoints}.
      */
-    private Optional<Retained> newestRetained(FlinkRest rest, String id) throws IOException {
-        String dir = checkpointDir(rest, id);
-        StoreSpec spec = StoreSpec.parse(dir);
+    private Optional<RetainedCheckpoints.Retained> newestRetained(FlinkRest rest, String id) throws IOException {
+        StoreSpec spec = StoreSpec.parse(RetainedCheckpoints.searchRoot(checkpointBase(rest)));
         Optional<String> endpoint = rest.config("s3.endpoint");
         if (endpoint.isPresent()) {
             spec = spec.withEndpoint(endpoint.get());
         }
-        List<String> metadata = new ArrayList<>();
-        Retained newest = null;
-        try (ObjectStore store = spec.open()) {
-            store.list("", o -> {
-                if (o.key().endsWith("/_metadata")) {
-                    metadata.add(o.key());
-                }
-            });
-            for (String key : metadata) {
-                long checkpointId = checkpointId(store.get(key).orElseThrow().content(), key);
-                if (newest == null || checkpointId > newest.checkpointId()) {
-                    newest = new Retained(dir + "/" + key.substring(0, key.length() - "/_metadata".length()), checkpointId);
-                }
-            }
-        }
-        return Optional.ofNullable(newest);
-    }
-
-    /** Flink's metadata file starts with a magic number, a format version, then the checkpoint id. */
-    static long checkpointId(byte[] metadata, String key) throws IOException {
-        DataInputStream in = new DataInputStream(new ByteArrayInputStream(metadata));
-        if (metadata.length < 16 || in.readInt() != 0x4960672d) {
-            throw new IOException(key + " is not a Flink checkpoint metadata file");
-        }
-        in.readInt();
-        return in.readLong();
+        return RetainedCheckpoints.newestWhole(spec, id, Operations.class.getClassLoader());
     }
 
     private static String checkpointDir(FlinkRest rest, String id) throws IOException {
+        return checkpointBase(rest) + "/" + id;
+    }
+
+    /** This JobManager's checkpoint directory, without the job id Flink adds below it. */
+    private static String checkpointBase(FlinkRest rest) throws IOException {
         Optional<String> base = rest.config("execution.checkpointing.dir");
         if (base.isEmpty()) {
             base = rest.config("state.checkpoints.dir");
         }
         return base.orElseThrow(() -> new IllegalStateException("the cluster has no checkpoint directory"
-                + " (state.checkpoints.dir): without one a restarted JobManager cannot resume")).replaceAll("/+$", "") + "/" + id;
+                + " (state.checkpoints.dir): without one a restarted JobManager cannot resume")).replaceAll("/+$", "");
     }
 }

@@ -3,6 +3,7 @@ package dev.snapshots.cli.deploy;
 import dev.snapshots.cli.Flags;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,55 +11,77 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
- * {@code snapshots protect}: keeps ECS task scale-in protection on a TaskManager's task while the
- * job runs, so neither a deployment nor a scale-in takes it away mid-checkpoint-interval. It
- * renews before the protection expires (which it always does: a hung task cannot block a deploy
- * forever). When the ECS agent answers a renewal with {@code DEPLOYMENT_BLOCKED} or
- * {@code TASK_STOPPING_OR_STOPPED}, the task is wanted elsewhere: it asks the JobManager for a
- * checkpoint, so the replacement redoes at most the time since then, and releases protection.
- * {@code ThrottlingException} is retried with exponential backoff and jitter.
+ * {@code snapshots protect}: ECS task scale-in protection for one TaskManager's task, a sidecar.
+ *
+ * <ul>
+ *   <li>It protects only while this TaskManager runs tasks of a running job: that is work a
+ *       checkpoint has not yet covered. An idle TaskManager (the spare) is left unprotected, so a
+ *       scale-in takes it and completes.
+ *   <li>Protection always carries an expiry, and is renewed every {@code --renew-seconds}: the
+ *       agent answers a renewal with {@code DEPLOYMENT_BLOCKED} while a deployment waits for this
+ *       task, so renewing often is how a deployment is noticed within a minute or so.
+ *   <li>When the agent says the task must go ({@code DEPLOYMENT_BLOCKED},
+ *       {@code TASK_STOPPING_OR_STOPPED}), or on SIGTERM (ECS stopping the task), it asks the
+ *       JobManager for a checkpoint, so the replacement redoes only the time since, and releases.
+ *   <li>Errors of the REST API or the agent never end it: it tries again with backoff, keeping the
+ *       protection it has until that expires. ECS restarts it if it dies anyway (the task
+ *       definition's restart policy).
+ * </ul>
  */
 @Internal
 public final class ScaleInProtection {
     public static final String USAGE = String.join("\n",
-            "usage: snapshots protect --rest URL [--agent-uri URI] [--expires-minutes M] [--poll-seconds S]",
+            "usage: snapshots protect --rest URL [--agent-uri URI] [--taskmanager HOST] [--expires-minutes M] [--renew-seconds S]",
+            "                         [--poll-seconds S]",
             "",
             "  --rest URL             the JobManager's REST address",
             "  --agent-uri URI        the ECS agent endpoint [$ECS_AGENT_URI]",
+            "  --taskmanager HOST     the address this task's TaskManager registers with [this host's address]",
             "  --expires-minutes M    protection lasts this long unless renewed (1..2880) [10]",
-            "  --poll-seconds S       how often the job and the protection are checked [10]",
+            "  --renew-seconds S      how often protection is renewed, and a waiting deployment noticed [60]",
+            "  --poll-seconds S       how often the TaskManager's work is checked [10]",
             "",
-            "Runs until the ECS agent says the task is wanted elsewhere, then checkpoints, releases and exits 0.");
+            "Runs until the ECS agent says the task is wanted elsewhere, or SIGTERM: then checkpoints, releases and exits 0.");
 
     /** Reasons with which the agent refuses protection because the task should go. */
     static final List<String> LET_GO = List.of("DEPLOYMENT_BLOCKED", "TASK_STOPPING_OR_STOPPED");
     private static final int THROTTLE_ATTEMPTS = 8;
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** ECS gives a stopping task its stopTimeout (120 s in the deployment): the checkpoint must fit in it. */
+    private static final Duration HAND_OVER_CHECKPOINT = Duration.ofSeconds(90);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String agent;
     private final FlinkRest rest;
+    private final String taskManagerHost;
     private final int expiresMinutes;
-    /** Renewal is due this long after protection was granted: well before it expires. */
-    private final Duration renewAfter;
+    private final Duration renewEvery;
     private final Duration poll;
     private final PrintStream out;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     private final Random jitter = new Random();
-    private long protectedUntilNanos;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile boolean stopping;
+    private long renewAtNanos;
+    private boolean shielded;
 
-    ScaleInProtection(String agentUri, String restUrl, int expiresMinutes, Duration renewAfter, Duration poll, PrintStream out) {
+    ScaleInProtection(String agentUri, String restUrl, String taskManagerHost, int expiresMinutes, Duration renewEvery,
+            Duration poll, PrintStream out) {
         this.agent = agentUri.replaceAll("/+$", "") + "/task-protection/v1/state";
         this.rest = new FlinkRest(restUrl);
+        this.taskManagerHost = taskManagerHost;
         this.expiresMinutes = expiresMinutes;
-        this.renewAfter = renewAfter;
+        this.renewEvery = renewEvery;
         this.poll = poll;
         this.out = out;
     }
@@ -66,48 +89,101 @@ public final class ScaleInProtection {
     public static int run(String[] args, PrintStream out) throws Exception {
         String agent = System.getenv("ECS_AGENT_URI");
         Map<String, String> flags = Flags.parse(args, new String[][] {
-            {"rest", ""}, {"agent-uri", agent == null ? "" : agent}, {"expires-minutes", "10"}, {"poll-seconds", "10"}}, Set.of());
+            {"rest", ""}, {"agent-uri", agent == null ? "" : agent}, {"taskmanager", InetAddress.getLocalHost().getHostAddress()},
+            {"expires-minutes", "10"}, {"renew-seconds", "60"}, {"poll-seconds", "10"}}, Set.of());
         if (flags.get("rest").isEmpty() || flags.get("agent-uri").isEmpty()) {
             throw new IllegalArgumentException("--rest and --agent-uri (or $ECS_AGENT_URI) are required");
         }
-        int expires = Integer.parseInt(flags.get("expires-minutes"));
-        if (expires < 1 || expires > 2880) {
+        int expires = positive(flags, "expires-minutes");
+        if (expires > 2880) {
             throw new IllegalArgumentException("--expires-minutes must be 1..2880, got " + expires);
         }
-        new ScaleInProtection(flags.get("agent-uri"), flags.get("rest"), expires, Duration.ofMinutes(expires).dividedBy(2),
-                Duration.ofSeconds(Long.parseLong(flags.get("poll-seconds"))), out).loop();
+        int renew = positive(flags, "renew-seconds");
+        if (renew >= expires * 60) {
+            throw new IllegalArgumentException("--renew-seconds must be less than the expiry (" + expires * 60 + " s), got " + renew);
+        }
+        ScaleInProtection protection = new ScaleInProtection(flags.get("agent-uri"), flags.get("rest"), flags.get("taskmanager"),
+                expires, Duration.ofSeconds(renew), Duration.ofSeconds(positive(flags, "poll-seconds")), out);
+        Runtime.getRuntime().addShutdownHook(new Thread(protection::terminate, "protect-sigterm"));
+        protection.loop();
         return 0;
     }
 
-    /** Protects while a job runs; returns once the task has been let go. */
-    void loop() throws Exception {
-        while (true) {
-            List<String> running = running();
-            boolean shielded = protectedUntilNanos != 0;
-            if (running.isEmpty() && shielded) {
-                set(false);
-                out.println("no job runs here: protection released");
-            } else if (!running.isEmpty() && (!shielded || System.nanoTime() > protectedUntilNanos)) {
-                JsonNode answer = set(true);
-                String reason = answer.path("failure").path("Reason").asText("");
-                if (LET_GO.contains(reason)) {
-                    handOver(running, reason);
-                    return;
+    private static int positive(Map<String, String> flags, String name) {
+        String value = flags.get(name);
+        if (!value.matches("[1-9]\\d{0,8}")) {
+            throw new IllegalArgumentException("--" + name + " must be a positive whole number, got '" + value + "'");
+        }
+        return Integer.parseInt(value);
+    }
+
+    /** Protects while this TaskManager works; returns once the task has been let go, or on {@link #terminate}. */
+    void loop() throws InterruptedException {
+        Duration backoff = poll;
+        while (!stopping) {
+            try {
+                if (cycle()) {
+                    break;
                 }
-                if (!reason.isEmpty() || answer.has("error")) {
-                    out.println("protection not granted: " + answer + "; trying again in " + poll.toSeconds() + " s");
-                }
+                backoff = poll;
+            } catch (IOException | RuntimeException e) {
+                out.println("could not check or set protection (" + e.getMessage() + "); again in " + backoff.toSeconds() + " s");
+                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
             }
-            Thread.sleep(poll.toMillis());
+            sleep(backoff);
+        }
+        stopping = true; // let go, or terminated: a later SIGTERM has nothing left to do
+        done.countDown();
+    }
+
+    /** One look: protect, renew or release. True once the task has been let go. */
+    private boolean cycle() throws IOException {
+        List<String> jobs = running();
+        boolean busy = !jobs.isEmpty() && busy();
+        if (!busy) {
+            if (shielded) {
+                set(false);
+                out.println("this TaskManager runs no task: protection released, so a scale-in can take it");
+            }
+            return false;
+        }
+        if (shielded && System.nanoTime() < renewAtNanos) {
+            return false;
+        }
+        JsonNode answer = set(true);
+        String reason = answer.path("failure").path("Reason").asText("");
+        if (LET_GO.contains(reason)) {
+            handOver(jobs, "the ECS agent says " + reason);
+            return true;
+        }
+        if (!reason.isEmpty() || answer.has("error")) {
+            out.println("protection not granted: " + answer + "; trying again in " + poll.toSeconds() + " s");
+        }
+        return false;
+    }
+
+    /** ECS is stopping the task (SIGTERM): hand over as when a deployment asks, within the stop timeout. */
+    void terminate() {
+        if (done.getCount() == 0) {
+            return; // already let go
+        }
+        stopping = true;
+        try {
+            done.await(poll.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            handOver(running(), "SIGTERM");
+        } catch (IOException | RuntimeException e) {
+            out.println("on SIGTERM: " + e.getMessage() + "; the protection expires by itself");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
     /** A checkpoint of every running job, so the replacement starts from now; then let go. */
-    private void handOver(List<String> jobs, String reason) throws IOException {
-        out.println("the ECS agent says " + reason + ": checkpointing " + jobs + " before letting go");
+    private void handOver(List<String> jobs, String why) throws IOException {
+        out.println(why + ": checkpointing " + jobs + " before letting go");
         for (String job : jobs) {
             try {
-                out.println("checkpoint " + rest.checkpoint(job, Duration.ofMinutes(2)) + " of job " + job + " completed");
+                out.println("checkpoint " + rest.checkpoint(job, HAND_OVER_CHECKPOINT) + " of job " + job + " completed");
             } catch (IOException e) {
                 out.println("checkpoint of job " + job + " failed (" + e.getMessage() + "): letting go anyway;"
                         + " the replacement resumes from the previous one");
@@ -122,9 +198,24 @@ public final class ScaleInProtection {
     }
 
     /**
+     * Whether this task's TaskManager has a slot in use. It is found by the address it registered
+     * with; on a cluster with one TaskManager (an embedded one) that one is taken.
+     */
+    private boolean busy() throws IOException {
+        JsonNode taskManagers = rest.get("/taskmanagers").path("taskmanagers");
+        for (JsonNode tm : taskManagers) {
+            if (taskManagers.size() == 1 || tm.path("path").asText().contains("@" + taskManagerHost + ":")
+                    || tm.path("id").asText().startsWith(taskManagerHost)) {
+                return tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt();
+            }
+        }
+        return false;
+    }
+
+    /**
      * One PUT to the agent, retried with exponential backoff and full jitter while it answers
-     * {@code ThrottlingException}. Renewal is due at half the expiry, so a run of throttled answers
-     * never lets protection lapse.
+     * {@code ThrottlingException}. Renewal comes long before expiry, so a run of throttled
+     * answers never lets protection lapse.
      */
     private JsonNode set(boolean enabled) throws IOException {
         String body = enabled ? "{\"ProtectionEnabled\":true,\"ExpiresInMinutes\":" + expiresMinutes + "}"
@@ -133,11 +224,12 @@ public final class ScaleInProtection {
             JsonNode answer = put(body);
             if (!answer.path("error").path("Code").asText().equals("ThrottlingException") || attempt == THROTTLE_ATTEMPTS) {
                 if (answer.path("protection").path("ProtectionEnabled").asBoolean(false)) {
-                    protectedUntilNanos = System.nanoTime() + renewAfter.toNanos();
+                    shielded = true;
+                    renewAtNanos = System.nanoTime() + renewEvery.toNanos();
                     out.println("protected until " + answer.path("protection").path("ExpirationDate").asText() + "; renewing in "
-                            + renewAfter.toSeconds() + " s");
+                            + renewEvery.toSeconds() + " s");
                 } else if (!enabled) {
-                    protectedUntilNanos = 0;
+                    shielded = false;
                 }
                 return answer;
             }
@@ -156,6 +248,13 @@ public final class ScaleInProtection {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
+        }
+    }
+
+    private void sleep(Duration d) throws InterruptedException {
+        long until = System.nanoTime() + d.toNanos();
+        while (!stopping && System.nanoTime() < until) {
+            Thread.sleep(Math.min(200, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
         }
     }
 }

@@ -128,7 +128,7 @@ public final class CommandLine {
 
     /**
      * The flags of {@code options} with their help and the defaults that apply: a command's own
-     * ({@code defaults}) over the options' ({@code (required)} when there is none).
+     * ({@code defaults}) over the options'.
      */
     public static String help(List<ConfigOption<?>> options, Configuration defaults) {
         StringBuilder sb = new StringBuilder();
@@ -138,7 +138,7 @@ public final class CommandLine {
             String description = new HtmlFormatter().format(o.description()).replace("&lt;", "<").replace("&gt;", ">")
                     .replace("&amp;", "&");
             sb.append(String.format(Locale.ROOT, "  %-22s %s%s%n", flag(o), description,
-                    current == null ? " (required)" : current.isEmpty() ? "" : " [" + current + "]"));
+                    current == null || current.isEmpty() ? "" : " [" + current + "]"));
         }
         return sb.toString();
     }

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
@@ -90,7 +91,9 @@ public final class JobConfig implements Serializable {
         atLeast(SCHEMA_VERSION, 0);
         named(BUCKETS, () -> WorkIdentity.requireBuckets(0, buckets()));
         named(WINDOW, () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
-        atLeast(PARALLELISM, 1);
+        if (values.contains(PARALLELISM)) {
+            atLeast(PARALLELISM, 1);
+        }
         atLeast(PUBLISH_CONCURRENCY, 1);
         atLeast(INLINE_THRESHOLD, 0);
         atLeast(MAX_RECORD_BYTES, 1);
@@ -174,8 +177,9 @@ public final class JobConfig implements Serializable {
         return get(WINDOW);
     }
 
-    public int parallelism() {
-        return get(PARALLELISM);
+    /** The parallelism asked for; empty: the cluster's {@code parallelism.default}. */
+    public Optional<Integer> parallelism() {
+        return values.getOptional(PARALLELISM);
     }
 
     public String source() {

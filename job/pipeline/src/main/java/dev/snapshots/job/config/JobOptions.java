@@ -38,7 +38,7 @@ public final class JobOptions {
             .withDescription("watermark alignment: how far in event time a shard may run ahead of the slowest before it is paused;"
                     + " 0s: off");
     public static final ConfigOption<String> STORE = key("snapshots.store").stringType().noDefaultValue()
-            .withDescription("file:///dir or s3://bucket/prefix");
+            .withDescription("file:///dir or s3://bucket/prefix (required)");
     public static final ConfigOption<String> ENDPOINT = key("snapshots.endpoint").stringType().defaultValue("")
             .withDescription("S3-compatible endpoint for local S3, e.g. http://127.0.0.1:9000");
     public static final ConfigOption<String> REGION = key("snapshots.region").stringType().defaultValue("")
@@ -51,8 +51,8 @@ public final class JobOptions {
     public static final ConfigOption<Integer> INLINE_THRESHOLD = key("snapshots.inline-threshold").intType()
             .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_INLINE_THRESHOLD_BYTES)
             .withDescription("parts up to this many bytes travel in the checkpoint; larger ones are staged in the store first (0: all)");
-    public static final ConfigOption<Integer> PARALLELISM = key("snapshots.parallelism").intType().defaultValue(2)
-            .withDescription("operator parallelism (keys never depend on it)");
+    public static final ConfigOption<Integer> PARALLELISM = key("snapshots.parallelism").intType().noDefaultValue()
+            .withDescription("operator parallelism (keys never depend on it); by default the cluster's parallelism.default");
     public static final ConfigOption<Integer> MAX_RECORD_BYTES = key("snapshots.max-record-bytes").intType().defaultValue(65_536)
             .withDescription("larger records are dead-lettered as oversized");
     public static final ConfigOption<Duration> FUTURE_HORIZON = key("snapshots.future-horizon").durationType()

@@ -1,0 +1,151 @@
+package dev.snapshots.cli.deploy;
+
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.runtime.checkpoint.Checkpoints;
+import org.apache.flink.runtime.checkpoint.OperatorState;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.OperatorStateHandle;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+
+/**
+ * What a job can resume from: the checkpoints and savepoints retained under every JobManager
+ * incarnation's checkpoint directory, and the check that one is whole.
+ *
+ * <p>Each JobManager task writes under a directory of its own, {@code <base>/jm-<incarnation>/<job
+ * id>/} (the image's entrypoint sets it): two JobManagers at once (a task replaced while the old
+ * one still stops) never write the same {@code chk-N}, and neither's subsumption deletes the
+ * other's. A JobManager still stopping may be deleting the checkpoint just found, so one counts
+ * only if its metadata loads and every state file it names is there; otherwise the next older one
+ * is taken. One that vanishes while it is read is passed over, never a crash.
+ */
+@Internal
+final class RetainedCheckpoints {
+    /** A checkpoint or savepoint: its directory and its checkpoint id. */
+    record Retained(String path, long checkpointId) {}
+
+    private static final Pattern INCARNATION = Pattern.compile("jm-[A-Za-z0-9_-]+");
+
+    private RetainedCheckpoints() {}
+
+    /**
+     * Where every incarnation's checkpoints live: the parent of this JobManager's checkpoint
+     * directory when that is an incarnation's ({@code .../jm-...}), else the directory itself.
+     */
+    static String searchRoot(String checkpointDirectory) {
+        String dir = checkpointDirectory.replaceAll("/+$", "");
+        String last = dir.substring(dir.lastIndexOf('/') + 1);
+        return INCARNATION.matcher(last).matches() ? dir.substring(0, dir.lastIndexOf('/')) : dir;
+    }
+
+    /** The newest whole checkpoint or savepoint of {@code jobId} under {@code root}, if there is one. */
+    static Optional<Retained> newestWhole(StoreSpec root, String jobId, ClassLoader classLoader) throws IOException {
+        String rootUri = root.uri().toString().replaceAll("/+$", "");
+        try (ObjectStore store = root.open()) {
+            List<String> metadata = new ArrayList<>();
+            store.list("", o -> {
+                if (o.key().endsWith("/_metadata") && o.key().contains(jobId + "/")) {
+                    metadata.add(o.key());
+                }
+            });
+            List<Candidate> candidates = new ArrayList<>();
+            for (String key : metadata) {
+                Optional<ObjectStore.VersionedContent> content = store.get(key);
+                if (content.isPresent()) { // else subsumed since the listing
+                    candidates.add(new Candidate(key, content.get().content()));
+                }
+            }
+            candidates.sort(Comparator.comparingLong(Candidate::checkpointId).reversed());
+            for (Candidate c : candidates) {
+                String dir = c.key().substring(0, c.key().length() - "/_metadata".length());
+                if (c.checkpointId() >= 0 && whole(store, rootUri, dir, c.bytes(), classLoader)) {
+                    return Optional.of(new Retained(rootUri + "/" + dir, c.checkpointId()));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private record Candidate(String key, byte[] bytes) {
+        /** Flink's metadata file starts with a magic number, a format version, then the checkpoint id; -1 if it is not one. */
+        long checkpointId() {
+            try {
+                DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+                return bytes.length >= 16 && in.readInt() == 0x4960672d && in.readInt() >= 0 ? in.readLong() : -1;
+            } catch (IOException e) {
+                return -1;
+            }
+        }
+    }
+
+    /** Whether the metadata loads and every state file it names still exists (files outside the root cannot be checked here). */
+    private static boolean whole(ObjectStore store, String rootUri, String dir, byte[] bytes, ClassLoader classLoader) {
+        URI root = URI.create(rootUri + "/");
+        try {
+            CheckpointMetadata metadata = Checkpoints.loadCheckpointMetadata(new DataInputStream(new ByteArrayInputStream(bytes)),
+                    classLoader, rootUri + "/" + dir);
+            for (String file : stateFiles(metadata)) {
+                URI f = URI.create(file);
+                boolean under = root.getScheme().equals(f.getScheme()) && Objects.equals(root.getHost(), f.getHost())
+                        && f.getPath().startsWith(root.getPath());
+                if (under && store.head(f.getPath().substring(root.getPath().length())).isEmpty()) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The files a checkpoint's state lives in; state small enough to sit inside the metadata names none. */
+    static List<String> stateFiles(CheckpointMetadata metadata) {
+        List<StreamStateHandle> handles = new ArrayList<>();
+        for (OperatorState operator : metadata.getOperatorStates()) {
+            if (operator.getCoordinatorState() != null) {
+                handles.add(operator.getCoordinatorState());
+            }
+            for (OperatorSubtaskState subtask : operator.getStates()) {
+                for (KeyedStateHandle keyed : subtask.getManagedKeyedState()) {
+                    keyedDelegate(keyed).ifPresent(handles::add);
+                }
+                for (KeyedStateHandle keyed : subtask.getRawKeyedState()) {
+                    keyedDelegate(keyed).ifPresent(handles::add);
+                }
+                for (OperatorStateHandle op : subtask.getManagedOperatorState()) {
+                    handles.add(op.getDelegateStateHandle());
+                }
+                for (OperatorStateHandle op : subtask.getRawOperatorState()) {
+                    handles.add(op.getDelegateStateHandle());
+                }
+            }
+        }
+        List<String> files = new ArrayList<>();
+        for (StreamStateHandle h : handles) {
+            if (h instanceof FileStateHandle file) {
+                files.add(file.getFilePath().toUri().toString());
+            }
+        }
+        return files;
+    }
+
+    /** A full snapshot's key groups sit in one stream; other kinds (incremental RocksDB) are not used by this job. */
+    private static Optional<StreamStateHandle> keyedDelegate(KeyedStateHandle keyed) {
+        return keyed instanceof KeyGroupsStateHandle groups ? Optional.of(groups.getDelegateStateHandle()) : Optional.empty();
+    }
+}
