@@ -34,50 +34,59 @@ import java.util.TreeSet;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.util.TimeUtils;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
+import org.apache.flink.util.TimeUtils;
 
 /**
  * {@code snapshots audit STORE_URI}: the deploy gate. Walks a store and names everything that
  * breaks the promise: a logical part held by more than one object; against each complete window's
  * manifest, a part missing, replaced or added; a complete window without a manifest; an object
  * whose content does not match its fingerprint; divergence evidence; objects outside the key
- * scheme; staged parts left behind; a pointer it cannot read. Exit 0 clean, 1 findings, 2 could
- * not scan.
+ * scheme; staged parts left behind; a pointer it cannot read. Exit 0 clean, 1 findings, 2 could not
+ * scan.
  *
  * <p>{@code --since} checks only windows from then on: the walk goes down the Hive-style
- * directories to the dates it needs, so a gate's cost follows the period checked, not the
- * store's history. A finding an operator has examined can be acknowledged ({@code --acknowledge
- * ID --by WHO --reason WHY}, kept under {@code _audit/acknowledged/}); it is then reported as such
- * and no longer fails the audit.
+ * directories to the dates it needs, so a gate's cost follows the period checked, not the store's
+ * history. A finding an operator has examined can be acknowledged ({@code --acknowledge ID --by WHO
+ * --reason WHY}, kept under {@code _audit/acknowledged/}); it is then reported as such and no
+ * longer fails the audit.
  *
- * <p>Memory holds one entry per logical part of the period checked: content is read and checked
- * one object at a time.
+ * <p>Memory holds one entry per logical part of the period checked: content is read and checked one
+ * object at a time.
  */
 @Internal
 public final class Audit {
-    public static final String USAGE = String.join("\n",
-            "usage: snapshots audit STORE_URI [--endpoint URL] [--json] [--job-version N] [--since DURATION|DATE] [--stale-staging DURATION]",
-            "       snapshots audit STORE_URI [--endpoint URL] --acknowledge FINDING_ID --by WHO --reason WHY",
-            "",
-            "  STORE_URI                 file:///dir or s3://bucket/prefix",
-            "  --endpoint URL            S3-compatible endpoint, e.g. http://127.0.0.1:9000",
-            "  --json                    one JSON document instead of a table",
-            "  --job-version N           audit only this job version",
-            "  --since DURATION|DATE     only windows from this long ago (7d) or this day (2026-11-30) on [all]",
-            "  --stale-staging DURATION  parts staged longer than this and not published are findings [24h]",
-            "  --acknowledge FINDING_ID  record that a finding was examined (with --by and --reason); it no longer fails the audit",
-            "",
-            "exit status: 0 clean, 1 findings, 2 could not scan");
+    public static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: snapshots audit STORE_URI [--endpoint URL] [--json] [--job-version N] [--since DURATION|DATE] [--stale-staging DURATION]",
+                    "       snapshots audit STORE_URI [--endpoint URL] --acknowledge FINDING_ID --by WHO --reason WHY",
+                    "",
+                    "  STORE_URI                 file:///dir or s3://bucket/prefix",
+                    "  --endpoint URL            S3-compatible endpoint, e.g. http://127.0.0.1:9000",
+                    "  --json                    one JSON document instead of a table",
+                    "  --job-version N           audit only this job version",
+                    "  --since DURATION|DATE     only windows from this long ago (7d) or this day (2026-11-30) on [all]",
+                    "  --stale-staging DURATION  parts staged longer than this and not published are findings [24h]",
+                    "  --acknowledge FINDING_ID  record that a finding was examined (with --by and --reason); it no longer fails the audit",
+                    "",
+                    "exit status: 0 clean, 1 findings, 2 could not scan");
 
-    /** What the deploy gate checks: the last week of windows, every divergence and every staged part. */
+    /**
+     * What the deploy gate checks: the last week of windows, every divergence and every staged
+     * part.
+     */
     public static final Duration GATE_PERIOD = Duration.ofDays(7);
+
     static final Duration STALE_STAGING = Duration.ofDays(1);
     private static final String ACKNOWLEDGED = ObjectKeys.AUDIT_PREFIX + "acknowledged/";
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    /** One problem, named so an operator knows what to look at; {@code id} is stable across audits. */
+    /**
+     * One problem, named so an operator knows what to look at; {@code id} is stable across audits.
+     */
     public record Finding(String id, String kind, String where, String detail) {
         static Finding of(String kind, String where, String detail) {
             return new Finding(idOf(kind, where), kind, where, detail);
@@ -87,7 +96,16 @@ public final class Audit {
     private Audit() {}
 
     public static int run(String[] args, PrintStream out) {
-        StoreArgs parsed = StoreArgs.parse(args, USAGE, "job-version", "since", "stale-staging", "acknowledge", "by", "reason");
+        StoreArgs parsed =
+                StoreArgs.parse(
+                        args,
+                        USAGE,
+                        "job-version",
+                        "since",
+                        "stale-staging",
+                        "acknowledge",
+                        "by",
+                        "reason");
         StoreSpec spec = parsed.store();
         Map<String, String> flags = parsed.flags();
         if (flags.containsKey("acknowledge")) {
@@ -97,7 +115,8 @@ public final class Audit {
         try {
             version = Optional.ofNullable(flags.get("job-version")).map(Integer::parseInt);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--job-version must be a whole number, got '" + flags.get("job-version") + "'");
+            throw new IllegalArgumentException(
+                    "--job-version must be a whole number, got '" + flags.get("job-version") + "'");
         }
         Optional<Instant> since = Optional.ofNullable(flags.get("since")).map(Audit::since);
         Duration stale = duration("stale-staging", flags.getOrDefault("stale-staging", "24h"));
@@ -113,18 +132,24 @@ public final class Audit {
         return ((List<?>) report.get("findings")).isEmpty() ? 0 : 1;
     }
 
-    /** What the deploy gate decides on: the unacknowledged findings of the last {@link #GATE_PERIOD}. */
+    /**
+     * What the deploy gate decides on: the unacknowledged findings of the last {@link
+     * #GATE_PERIOD}.
+     */
     public static List<Finding> gate(ObjectStore store) throws IOException {
         return findings(store, Optional.of(Instant.now().minus(GATE_PERIOD)));
     }
 
     /** The unacknowledged findings over the store's whole history, or from {@code since} on. */
     @SuppressWarnings("unchecked")
-    public static List<Finding> findings(ObjectStore store, Optional<Instant> since) throws IOException {
+    public static List<Finding> findings(ObjectStore store, Optional<Instant> since)
+            throws IOException {
         return (List<Finding>) scan(store, Optional.empty(), since, STALE_STAGING).get("findings");
     }
 
-    /** @throws IllegalArgumentException with a message fit for the command line */
+    /**
+     * @throws IllegalArgumentException with a message fit for the command line
+     */
     static Instant since(String value) {
         try {
             return LocalDate.parse(value).atStartOfDay(ZoneOffset.UTC).toInstant();
@@ -137,45 +162,80 @@ public final class Audit {
         try {
             return TimeUtils.parseDuration(value);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--" + flag + " must be a duration like 12h or 7d, or a date like 2026-11-30, got '"
-                    + value + "'");
+            throw new IllegalArgumentException(
+                    "--"
+                            + flag
+                            + " must be a duration like 12h or 7d, or a date like 2026-11-30, got '"
+                            + value
+                            + "'");
         }
     }
 
-    public static Map<String, Object> scan(ObjectStore store, Optional<Integer> onlyVersion, Optional<Instant> since, Duration stale)
+    public static Map<String, Object> scan(
+            ObjectStore store,
+            Optional<Integer> onlyVersion,
+            Optional<Instant> since,
+            Duration stale)
             throws IOException {
         List<Finding> findings = new ArrayList<>();
-        StoreScan listing = since.isPresent() ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
-                : StoreScan.all(store, onlyVersion);
+        StoreScan listing =
+                since.isPresent()
+                        ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
+                        : StoreScan.all(store, onlyVersion);
         long sinceMillis = since.map(Instant::toEpochMilli).orElse(Long.MIN_VALUE);
         Map<String, Long> deadLetters = new TreeMap<>();
-        for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> v : listing.versions.entrySet()) {
+        for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> v :
+                listing.versions.entrySet()) {
             check(store, v.getKey(), v.getValue(), sinceMillis, findings, deadLetters);
         }
         for (String key : listing.outside) {
-            // A listing is not a snapshot of a live store (S3Proxy lists an in-flight PUT's temporary
-            // file until it lands): only what is still stored is a finding.
+            // A listing is not a snapshot of a live store (S3Proxy lists an in-flight PUT's
+            // temporary file until it lands): only what is still stored is a finding.
             if (store.head(key).isPresent()) {
-                findings.add(Finding.of("outside-key-scheme", key, "not a part, manifest, pointer or evidence object"));
+                findings.add(
+                        Finding.of(
+                                "outside-key-scheme",
+                                key,
+                                "not a part, manifest, pointer or evidence object"));
             }
         }
-        store.list(ObjectKeys.DIVERGENCE_PREFIX, o -> findings.add(Finding.of("divergence", o.key(),
-                "two executions of the same work computed different content")));
+        store.list(
+                ObjectKeys.DIVERGENCE_PREFIX,
+                o ->
+                        findings.add(
+                                Finding.of(
+                                        "divergence",
+                                        o.key(),
+                                        "two executions of the same work computed different content")));
         Instant cutoff = Instant.now().minus(stale);
         Map<String, List<ObjectStore.StagedInfo>> staleByPart = new TreeMap<>();
-        store.listStaged("", s -> {
-            if (s.started().isBefore(cutoff)) {
-                staleByPart.computeIfAbsent(s.key(), k -> new ArrayList<>()).add(s);
-            }
-        });
+        store.listStaged(
+                "",
+                s -> {
+                    if (s.started().isBefore(cutoff)) {
+                        staleByPart.computeIfAbsent(s.key(), k -> new ArrayList<>()).add(s);
+                    }
+                });
         for (Map.Entry<String, List<ObjectStore.StagedInfo>> part : staleByPart.entrySet()) {
-            // Published meanwhile (a failover staged the part again, and the second staging was published), what
-            // is left is garbage the staging retention removes, not a part at risk.
+            // Published meanwhile (a failover staged the part again, and the second staging was
+            // published), what is left is garbage the staging retention removes, not a part at
+            // risk.
             if (store.head(part.getKey()).isEmpty()) {
-                findings.add(Finding.of("stale-staging", part.getKey(), "staged since " + part.getValue().stream()
-                        .map(ObjectStore.StagedInfo::started).min(Comparator.naturalOrder()).orElseThrow() + " ("
-                        + part.getValue().stream().map(ObjectStore.StagedInfo::handle).toList() + ") and not published: a job"
-                        + " has been down or failing commits; the part is lost when the bucket's staging retention removes it"));
+                findings.add(
+                        Finding.of(
+                                "stale-staging",
+                                part.getKey(),
+                                "staged since "
+                                        + part.getValue().stream()
+                                                .map(ObjectStore.StagedInfo::started)
+                                                .min(Comparator.naturalOrder())
+                                                .orElseThrow()
+                                        + " ("
+                                        + part.getValue().stream()
+                                                .map(ObjectStore.StagedInfo::handle)
+                                                .toList()
+                                        + ") and not published: a job"
+                                        + " has been down or failing commits; the part is lost when the bucket's staging retention removes it"));
             }
         }
         Map<String, Map<String, Object>> acknowledged = acknowledged(store);
@@ -185,27 +245,53 @@ public final class Audit {
         report.put("since", since.map(Instant::toString).orElse("all"));
         report.put("deadLetters", deadLetters);
         report.put("currentVersions", StoreScan.currentVersions(store));
-        report.put("findings", findings.stream().filter(f -> !acknowledged.containsKey(f.id())).toList());
-        report.put("acknowledged", findings.stream().filter(f -> acknowledged.containsKey(f.id()))
-                .map(f -> Map.of("finding", f, "acknowledgement", acknowledged.get(f.id()))).toList());
+        report.put(
+                "findings",
+                findings.stream().filter(f -> !acknowledged.containsKey(f.id())).toList());
+        report.put(
+                "acknowledged",
+                findings.stream()
+                        .filter(f -> acknowledged.containsKey(f.id()))
+                        .map(f -> Map.of("finding", f, "acknowledgement", acknowledged.get(f.id())))
+                        .toList());
         return report;
     }
 
-    /** Every window of one version, then the windows its pointer says complete that have no manifest. */
-    private static void check(ObjectStore store, StoreScan.Version version, Map<Integer, Map<Long, StoreScan.Window>> bySchema,
+    /**
+     * Every window of one version, then the windows its pointer says complete that have no
+     * manifest.
+     */
+    private static void check(
+            ObjectStore store,
+            StoreScan.Version version,
+            Map<Integer, Map<Long, StoreScan.Window>> bySchema,
             long sinceMillis,
-            List<Finding> findings, Map<String, Long> deadLetters) throws IOException {
+            List<Finding> findings,
+            Map<String, Long> deadLetters)
+            throws IOException {
         Optional<CompletionPointer.State> pointer;
         try {
-            pointer = CompletionPointer.state(store, version.kind(), version.pipeline(), version.jobVersion());
+            pointer =
+                    CompletionPointer.state(
+                            store, version.kind(), version.pipeline(), version.jobVersion());
         } catch (CompletionPointer.ProgressException e) {
-            findings.add(Finding.of("unreadable-pointer", ObjectKeys.progressKey(version.kind(), version.pipeline(), version.jobVersion()),
-                    e.getMessage()));
+            findings.add(
+                    Finding.of(
+                            "unreadable-pointer",
+                            ObjectKeys.progressKey(
+                                    version.kind(), version.pipeline(), version.jobVersion()),
+                            e.getMessage()));
             pointer = Optional.empty();
         }
         if (bySchema.size() > 1) {
-            findings.add(Finding.of("schema-mix", version.name(), "schema versions " + bySchema.keySet() + " in one job version:"
-                    + " its readers read both; a new schema needs a new job version"));
+            findings.add(
+                    Finding.of(
+                            "schema-mix",
+                            version.name(),
+                            "schema versions "
+                                    + bySchema.keySet()
+                                    + " in one job version:"
+                                    + " its readers read both; a new schema needs a new job version"));
         }
         for (Map.Entry<Integer, Map<Long, StoreScan.Window>> schema : bySchema.entrySet()) {
             for (StoreScan.Window w : schema.getValue().values()) {
@@ -214,7 +300,14 @@ public final class Audit {
                 }
             }
             if (pointer.isPresent() && pointer.get().schemaVersion() == schema.getKey()) {
-                missingManifests(store, version, schema.getKey(), pointer.get(), schema.getValue(), sinceMillis, findings);
+                missingManifests(
+                        store,
+                        version,
+                        schema.getKey(),
+                        pointer.get(),
+                        schema.getValue(),
+                        sinceMillis,
+                        findings);
             }
         }
     }
@@ -225,82 +318,171 @@ public final class Audit {
      * pointer records, every manifest names the window with parts before it, so a window removed
      * whole (parts and manifest) is found too. A window with no parts and not named had no rows.
      */
-    private static void missingManifests(ObjectStore store, StoreScan.Version version, int schema, CompletionPointer.State pointer,
-            Map<Long, StoreScan.Window> windows, long sinceMillis, List<Finding> findings) throws IOException {
+    private static void missingManifests(
+            ObjectStore store,
+            StoreScan.Version version,
+            int schema,
+            CompletionPointer.State pointer,
+            Map<Long, StoreScan.Window> windows,
+            long sinceMillis,
+            List<Finding> findings)
+            throws IOException {
         long from = Math.max(pointer.manifestsFromMillis(), sinceMillis);
-        if (pointer.manifestsFromMillis() == Long.MIN_VALUE || from >= pointer.completeThroughMillis()) {
+        if (pointer.manifestsFromMillis() == Long.MIN_VALUE
+                || from >= pointer.completeThroughMillis()) {
             return;
         }
-        NavigableMap<Long, StoreScan.Window> complete = new TreeMap<>(windows).subMap(from, true, pointer.completeThroughMillis(), false);
+        NavigableMap<Long, StoreScan.Window> complete =
+                new TreeMap<>(windows).subMap(from, true, pointer.completeThroughMillis(), false);
         Set<Long> named = new TreeSet<>();
         for (long w = pointer.lastManifestMillis(); w != Long.MIN_VALUE && w >= from; ) {
             named.add(w);
-            Optional<WindowManifest.Manifest> manifest = manifest(store, version, schema, w, complete.get(w));
+            Optional<WindowManifest.Manifest> manifest =
+                    manifest(store, version, schema, w, complete.get(w));
             long current = w;
-            w = manifest.isPresent() ? manifest.get().previousWindowStartMillis().orElse(Long.MIN_VALUE)
-                    // Gone: go on from the next manifest down the listing.
-                    : complete.headMap(current, false).descendingMap().values().stream().filter(x -> x.manifest.isPresent())
-                            .mapToLong(x -> x.start).findFirst().orElse(Long.MIN_VALUE);
+            w =
+                    manifest.isPresent()
+                            ? manifest.get().previousWindowStartMillis().orElse(Long.MIN_VALUE)
+                            // Gone: go on from the next manifest down the listing.
+                            : complete.headMap(current, false).descendingMap().values().stream()
+                                    .filter(x -> x.manifest.isPresent())
+                                    .mapToLong(x -> x.start)
+                                    .findFirst()
+                                    .orElse(Long.MIN_VALUE);
         }
         Set<Long> expected = new TreeSet<>(named);
-        complete.values().stream().filter(x -> !x.parts.isEmpty()).forEach(x -> expected.add(x.start));
+        complete.values().stream()
+                .filter(x -> !x.parts.isEmpty())
+                .forEach(x -> expected.add(x.start));
         for (long w : expected) {
             if (manifest(store, version, schema, w, complete.get(w)).isEmpty()) {
                 boolean hasParts = complete.containsKey(w) && !complete.get(w).parts.isEmpty();
-                findings.add(Finding.of("missing-manifest", ObjectKeys.manifestKey(version.kind(), version.pipeline(), version.jobVersion(),
-                        schema, w), hasParts ? "the completion pointer (" + Instant.ofEpochMilli(pointer.completeThroughMillis())
-                                + ") says this window is complete"
-                                : "the manifests name this window as one with parts, but neither its manifest nor any part is stored:"
-                                        + " the whole window was removed"));
+                findings.add(
+                        Finding.of(
+                                "missing-manifest",
+                                ObjectKeys.manifestKey(
+                                        version.kind(),
+                                        version.pipeline(),
+                                        version.jobVersion(),
+                                        schema,
+                                        w),
+                                hasParts
+                                        ? "the completion pointer ("
+                                                + Instant.ofEpochMilli(
+                                                        pointer.completeThroughMillis())
+                                                + ") says this window is complete"
+                                        : "the manifests name this window as one with parts, but neither its manifest nor any part is stored:"
+                                                + " the whole window was removed"));
             }
         }
     }
 
     /** A window's manifest from the listing, or, listed before it was written, from the store. */
-    private static Optional<WindowManifest.Manifest> manifest(ObjectStore store, StoreScan.Version version, int schema, long window,
-            StoreScan.Window listed) throws IOException {
-        return listed != null && listed.manifest.isPresent() ? listed.manifest
-                : WindowManifest.read(store, ObjectKeys.manifestKey(version.kind(), version.pipeline(), version.jobVersion(), schema, window));
+    private static Optional<WindowManifest.Manifest> manifest(
+            ObjectStore store,
+            StoreScan.Version version,
+            int schema,
+            long window,
+            StoreScan.Window listed)
+            throws IOException {
+        return listed != null && listed.manifest.isPresent()
+                ? listed.manifest
+                : WindowManifest.read(
+                        store,
+                        ObjectKeys.manifestKey(
+                                version.kind(),
+                                version.pipeline(),
+                                version.jobVersion(),
+                                schema,
+                                window));
     }
 
-    /** One window against itself (duplicates, fingerprints) and, once complete, against its manifest. */
-    private static void checkWindow(ObjectStore store, StoreScan.Window window, Optional<CompletionPointer.State> pointer,
-            List<Finding> findings, Map<String, Long> deadLetters) throws IOException {
+    /**
+     * One window against itself (duplicates, fingerprints) and, once complete, against its
+     * manifest.
+     */
+    private static void checkWindow(
+            ObjectStore store,
+            StoreScan.Window window,
+            Optional<CompletionPointer.State> pointer,
+            List<Finding> findings,
+            Map<String, Long> deadLetters)
+            throws IOException {
         Map<String, String> fingerprints = new TreeMap<>();
         for (List<PartKey> keys : window.parts.values()) {
             if (keys.size() > 1) {
-                findings.add(Finding.of("duplicate-part", keys.get(0).key(), keys.size() + " objects for one (window, bucket): "
-                        + keys.stream().map(PartKey::key).toList()));
+                findings.add(
+                        Finding.of(
+                                "duplicate-part",
+                                keys.get(0).key(),
+                                keys.size()
+                                        + " objects for one (window, bucket): "
+                                        + keys.stream().map(PartKey::key).toList()));
             }
             for (PartKey p : keys) {
-                checkContent(store, p, findings, deadLetters).ifPresent(fp -> fingerprints.put(p.key(), fp));
+                checkContent(store, p, findings, deadLetters)
+                        .ifPresent(fp -> fingerprints.put(p.key(), fp));
             }
         }
-        boolean complete = pointer.isPresent() && window.start < pointer.get().completeThroughMillis();
+        boolean complete =
+                pointer.isPresent() && window.start < pointer.get().completeThroughMillis();
         if (window.manifest.isEmpty() || !complete) {
             return;
         }
         WindowManifest.Manifest m = window.manifest.get();
         Set<String> listed = new TreeSet<>();
-        m.parts().forEach((bucket, part) -> {
-            listed.add(part.key());
-            String actual = fingerprints.get(part.key());
-            if (window.parts.getOrDefault(bucket, List.of()).stream().noneMatch(p -> p.key().equals(part.key()))) {
-                findings.add(Finding.of("missing-part", part.key(), "the window's manifest lists it (" + part.rows()
-                        + " rows, fingerprint " + part.fingerprint() + "), the store does not hold it"));
-            } else if (actual != null && !actual.equals(part.fingerprint())) {
-                findings.add(Finding.of("replaced-part", part.key(), "the manifest says fingerprint " + part.fingerprint()
-                        + ", the object now holds " + actual));
-            }
-        });
-        window.allParts().stream().filter(p -> !listed.contains(p.key())).forEach(p -> findings.add(
-                Finding.of("extra-part", p.key(), p.bucketCount() != m.buckets()
-                        ? "bucket " + p.bucket() + " of " + p.bucketCount() + " in a window of " + m.buckets() + " buckets"
-                        : "not in the window's manifest: published after the window was complete")));
+        m.parts()
+                .forEach(
+                        (bucket, part) -> {
+                            listed.add(part.key());
+                            String actual = fingerprints.get(part.key());
+                            if (window.parts.getOrDefault(bucket, List.of()).stream()
+                                    .noneMatch(p -> p.key().equals(part.key()))) {
+                                findings.add(
+                                        Finding.of(
+                                                "missing-part",
+                                                part.key(),
+                                                "the window's manifest lists it ("
+                                                        + part.rows()
+                                                        + " rows, fingerprint "
+                                                        + part.fingerprint()
+                                                        + "), the store does not hold it"));
+                            } else if (actual != null && !actual.equals(part.fingerprint())) {
+                                findings.add(
+                                        Finding.of(
+                                                "replaced-part",
+                                                part.key(),
+                                                "the manifest says fingerprint "
+                                                        + part.fingerprint()
+                                                        + ", the object now holds "
+                                                        + actual));
+                            }
+                        });
+        window.allParts().stream()
+                .filter(p -> !listed.contains(p.key()))
+                .forEach(
+                        p ->
+                                findings.add(
+                                        Finding.of(
+                                                "extra-part",
+                                                p.key(),
+                                                p.bucketCount() != m.buckets()
+                                                        ? "bucket "
+                                                                + p.bucket()
+                                                                + " of "
+                                                                + p.bucketCount()
+                                                                + " in a window of "
+                                                                + m.buckets()
+                                                                + " buckets"
+                                                        : "not in the window's manifest: published after the window was complete")));
     }
 
-    /** Recomputes the fingerprint from the content and compares it with the metadata's; returns the content's. */
-    private static Optional<String> checkContent(ObjectStore store, PartKey p, List<Finding> findings, Map<String, Long> deadLetters)
+    /**
+     * Recomputes the fingerprint from the content and compares it with the metadata's; returns the
+     * content's.
+     */
+    private static Optional<String> checkContent(
+            ObjectStore store, PartKey p, List<Finding> findings, Map<String, Long> deadLetters)
             throws IOException {
         Optional<ObjectStore.ObjectInfo> head = store.head(p.key());
         Optional<ObjectStore.VersionedContent> content = store.get(p.key());
@@ -318,7 +500,11 @@ public final class Audit {
         String actual = PartEncoding.fingerprint(rows, schema, p.schemaVersion());
         String stored = head.get().metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
         if (!actual.equals(stored)) {
-            findings.add(Finding.of("fingerprint-mismatch", p.key(), "metadata says " + stored + ", content hashes to " + actual));
+            findings.add(
+                    Finding.of(
+                            "fingerprint-mismatch",
+                            p.key(),
+                            "metadata says " + stored + ", content hashes to " + actual));
         }
         if (p.kind() == PartKind.DEAD_LETTER) {
             deadLetters.merge(p.pipeline() + " v" + p.jobVersion(), (long) rows.size(), Long::sum);
@@ -326,7 +512,8 @@ public final class Audit {
         return Optional.of(actual);
     }
 
-    private static Map<String, Map<String, Object>> acknowledged(ObjectStore store) throws IOException {
+    private static Map<String, Map<String, Object>> acknowledged(ObjectStore store)
+            throws IOException {
         Map<String, Map<String, Object>> out = new TreeMap<>();
         List<String> keys = new ArrayList<>();
         store.list(ACKNOWLEDGED, o -> keys.add(o.key()));
@@ -344,8 +531,11 @@ public final class Audit {
     /** Records who examined a finding and why; written once, never overwritten. */
     private static int acknowledge(StoreSpec spec, Map<String, String> flags, PrintStream out) {
         String id = flags.get("acknowledge");
-        if (!id.matches("[0-9a-f]{12}") || !flags.containsKey("by") || !flags.containsKey("reason")) {
-            throw new IllegalArgumentException("--acknowledge takes a finding's 12-hex-digit id (from the audit), with --by WHO and --reason WHY");
+        if (!id.matches("[0-9a-f]{12}")
+                || !flags.containsKey("by")
+                || !flags.containsKey("reason")) {
+            throw new IllegalArgumentException(
+                    "--acknowledge takes a finding's 12-hex-digit id (from the audit), with --by WHO and --reason WHY");
         }
         try (ObjectStore store = spec.open()) {
             Map<String, Object> doc = new TreeMap<>();
@@ -353,9 +543,19 @@ public final class Audit {
             doc.put("by", flags.get("by"));
             doc.put("reason", flags.get("reason"));
             doc.put("at", Instant.now().toString());
-            boolean recorded = store.putIfAbsent(ACKNOWLEDGED + id + ".json", JSON.writeValueAsBytes(doc), Map.of());
-            out.println(recorded ? "acknowledged finding " + id + " (by " + flags.get("by") + "): it no longer fails the audit"
-                    : "finding " + id + " was acknowledged before; that acknowledgement stands");
+            boolean recorded =
+                    store.putIfAbsent(
+                            ACKNOWLEDGED + id + ".json", JSON.writeValueAsBytes(doc), Map.of());
+            out.println(
+                    recorded
+                            ? "acknowledged finding "
+                                    + id
+                                    + " (by "
+                                    + flags.get("by")
+                                    + "): it no longer fails the audit"
+                            : "finding "
+                                    + id
+                                    + " was acknowledged before; that acknowledgement stands");
             return 0;
         } catch (IOException | RuntimeException e) {
             out.println("could not record the acknowledgement in " + spec + ": " + e);
@@ -365,7 +565,9 @@ public final class Audit {
 
     private static String idOf(String kind, String where) {
         try {
-            byte[] sha = MessageDigest.getInstance("SHA-256").digest((kind + "|" + where).getBytes(StandardCharsets.UTF_8));
+            byte[] sha =
+                    MessageDigest.getInstance("SHA-256")
+                            .digest((kind + "|" + where).getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(sha).substring(0, 12);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
@@ -384,21 +586,33 @@ public final class Audit {
         @SuppressWarnings("unchecked")
         List<Finding> findings = (List<Finding>) report.get("findings");
         List<?> acknowledged = (List<?>) report.get("acknowledged");
-        out.printf("audited %s (windows since %s): %s objects, %s parts, dead letters %s, current versions %s%n", report.get("store"),
-                report.get("since"), report.get("objects"), report.get("parts"), report.get("deadLetters"), report.get("currentVersions"));
+        out.printf(
+                "audited %s (windows since %s): %s objects, %s parts, dead letters %s, current versions %s%n",
+                report.get("store"),
+                report.get("since"),
+                report.get("objects"),
+                report.get("parts"),
+                report.get("deadLetters"),
+                report.get("currentVersions"));
         if (!acknowledged.isEmpty()) {
             out.printf("%d acknowledged findings (not counted)%n", acknowledged.size());
         }
         if (findings.isEmpty()) {
-            out.println("clean: every part is one object that matches its fingerprint and its window's manifest, and every complete"
-                    + " window has its manifest");
+            out.println(
+                    "clean: every part is one object that matches its fingerprint and its window's manifest, and every complete"
+                            + " window has its manifest");
             return;
         }
-        String row = "%-12s %-20s %-" + findings.stream().mapToInt(f -> f.where().length()).max().orElse(5) + "s %s%n";
+        String row =
+                "%-12s %-20s %-"
+                        + findings.stream().mapToInt(f -> f.where().length()).max().orElse(5)
+                        + "s %s%n";
         out.printf(row, "id", "finding", "where", "detail");
         for (Finding f : findings) {
             out.printf(row, f.id(), f.kind(), f.where(), f.detail());
         }
-        out.printf("%d findings (acknowledge one with: snapshots audit STORE_URI --acknowledge ID --by WHO --reason WHY)%n", findings.size());
+        out.printf(
+                "%d findings (acknowledge one with: snapshots audit STORE_URI --acknowledge ID --by WHO --reason WHY)%n",
+                findings.size());
     }
 }

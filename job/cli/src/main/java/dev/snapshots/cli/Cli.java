@@ -1,6 +1,6 @@
 package dev.snapshots.cli;
 
-import dev.snapshots.cli.deploy.Operations;
+import dev.snapshots.cli.deploy.JobLifecycle;
 import dev.snapshots.cli.deploy.ScaleInProtection;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -11,7 +11,8 @@ import org.apache.flink.annotation.Internal;
 
 /**
  * {@code snapshots COMMAND [flags]}, the operator's commands: what the image's entrypoint runs, and
- * what {@code ./snapshots} offers beside the harness's own ({@code dev.snapshots.harness.Snapshots}).
+ * what {@code ./snapshots} offers beside the harness's own ({@code
+ * dev.snapshots.harness.Snapshots}).
  */
 @Internal
 public final class Cli {
@@ -20,7 +21,9 @@ public final class Cli {
         int run(String[] args, PrintStream out) throws Exception;
     }
 
-    /** A command: its usage line in the overview, its whole usage for {@code --help}, what it does. */
+    /**
+     * A command: its usage line in the overview, its whole usage for {@code --help}, what it does.
+     */
     public record Command(String summary, String usage, Action action) {}
 
     private Cli() {}
@@ -30,24 +33,56 @@ public final class Cli {
     }
 
     /** The operator's commands; an upgrade's {@code --roll} may name one of {@code rolls}. */
-    public static Map<String, Command> commands(Map<String, Operations.Roll> rolls) {
+    public static Map<String, Command> commands(Map<String, JobLifecycle.Roll> rolls) {
         Map<String, Command> commands = new LinkedHashMap<>();
-        commands.put("inspect", new Command("inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and"
-                + " completion pointers", Inspect.USAGE, Inspect::run));
-        commands.put("audit", new Command("audit STORE_URI [--endpoint URL] [--json]     exit 0 clean, 1 findings, 2 could not scan",
-                Audit.USAGE, Audit::run));
+        commands.put(
+                "inspect",
+                new Command(
+                        "inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and"
+                                + " completion pointers",
+                        Inspect.USAGE,
+                        Inspect::run));
+        commands.put(
+                "audit",
+                new Command(
+                        "audit STORE_URI [--endpoint URL] [--json]     exit 0 clean, 1 findings, 2 could not scan",
+                        Audit.USAGE,
+                        Audit::run));
         for (String op : List.of("submit", "upgrade", "replay", "promote")) {
-            commands.put(op, new Command(op.equals("submit") ? "submit | upgrade | replay | promote      run and operate the job on"
-                    + " a Flink cluster (local or ECS)" : null, Operations.USAGE, (args, out) -> Operations.run(op, args, out, rolls)));
+            commands.put(
+                    op,
+                    new Command(
+                            op.equals("submit")
+                                    ? "submit | upgrade | replay | promote      run and operate the job on"
+                                            + " a Flink cluster (local or ECS)"
+                                    : null,
+                            JobLifecycle.USAGE,
+                            (args, out) -> JobLifecycle.run(op, args, out, rolls)));
         }
-        commands.put("protect", new Command("protect --rest URL                       ECS task scale-in protection for a TaskManager"
-                + " (a sidecar)", ScaleInProtection.USAGE, ScaleInProtection::run));
+        commands.put(
+                "protect",
+                new Command(
+                        "protect --rest URL                       ECS task scale-in protection for a TaskManager"
+                                + " (a sidecar)",
+                        ScaleInProtection.USAGE,
+                        ScaleInProtection::run));
         return commands;
     }
 
-    /** Runs {@code args[0]} of {@code commands}; a bad command line is one clear line and exit 2, never a stack trace. */
-    public static int run(String[] args, PrintStream out, PrintStream err, Map<String, Command> commands, String program) {
-        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+    /**
+     * Runs {@code args[0]} of {@code commands}; a bad command line is one clear line and exit 2,
+     * never a stack trace.
+     */
+    public static int run(
+            String[] args,
+            PrintStream out,
+            PrintStream err,
+            Map<String, Command> commands,
+            String program) {
+        if (args.length == 0
+                || args[0].equals("--help")
+                || args[0].equals("-h")
+                || args[0].equals("help")) {
             out.println(usage(commands, program));
             return args.length == 0 ? 2 : 0;
         }
@@ -74,8 +109,11 @@ public final class Cli {
     }
 
     private static String usage(Map<String, Command> commands, String program) {
-        StringBuilder sb = new StringBuilder("usage: " + program + " COMMAND [flags]\n\ncommands:\n");
-        commands.values().stream().filter(c -> c.summary() != null).forEach(c -> sb.append("  ").append(c.summary()).append('\n'));
+        StringBuilder sb =
+                new StringBuilder("usage: " + program + " COMMAND [flags]\n\ncommands:\n");
+        commands.values().stream()
+                .filter(c -> c.summary() != null)
+                .forEach(c -> sb.append("  ").append(c.summary()).append('\n'));
         return sb.append("\nEvery command takes --help.").toString();
     }
 }

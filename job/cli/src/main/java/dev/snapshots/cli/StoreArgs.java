@@ -26,7 +26,8 @@ public record StoreArgs(StoreSpec store, boolean json, Map<String, String> flags
             options.add(ConfigOptions.key("store-args." + name).stringType().noDefaultValue());
         }
         options.add(ConfigOptions.key("store-args.endpoint").stringType().noDefaultValue());
-        CommandLine.Parsed parsed = CommandLine.parse(args, options, Set.of("json"), 1, new Configuration());
+        CommandLine.Parsed parsed =
+                CommandLine.parse(args, options, Set.of("json"), 1, new Configuration());
         if (parsed.positional().isEmpty()) {
             throw new IllegalArgumentException("STORE_URI is required\n" + usage);
         }

@@ -19,8 +19,8 @@ import org.apache.flink.annotation.Internal;
 
 /**
  * What a store holds, grouped the way a reader thinks of it: job version, schema, window, bucket.
- * The one listing model the audit, inspect, the demo and the reference read; keys are taken
- * apart by {@link ObjectKeys} only.
+ * The one listing model the audit, inspect, the demo and the reference read; keys are taken apart
+ * by {@link ObjectKeys} only.
  *
  * <p>A full scan lists the whole store. One from a moment on ({@link #since}) walks down the
  * directories to the dates it needs, so its cost does not grow with history; it does not see
@@ -29,7 +29,8 @@ import org.apache.flink.annotation.Internal;
 @Internal
 public final class StoreScan {
     /** One (kind, pipeline, job version) of the store. */
-    public record Version(PartKind kind, String pipeline, int jobVersion) implements Comparable<Version> {
+    public record Version(PartKind kind, String pipeline, int jobVersion)
+            implements Comparable<Version> {
         public String name() {
             return kind.prefix() + pipeline + " v=" + jobVersion;
         }
@@ -40,7 +41,10 @@ public final class StoreScan {
         }
     }
 
-    /** One window's objects as listed: parts by bucket (more than one is a duplicate), and its manifest. */
+    /**
+     * One window's objects as listed: parts by bucket (more than one is a duplicate), and its
+     * manifest.
+     */
     public static final class Window {
         public final long start;
         public final Map<Integer, List<PartKey>> parts = new TreeMap<>();
@@ -60,24 +64,31 @@ public final class StoreScan {
         public static PartInfo of(ObjectStore store, PartKey part) throws IOException {
             Optional<ObjectStore.ObjectInfo> head = store.head(part.key());
             Map<String, String> md = head.map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
-            return new PartInfo(head.map(ObjectStore.ObjectInfo::size).orElse(0L), Long.parseLong(md.getOrDefault(PartMetadata.ROWS,
-                    "0")), md.getOrDefault(PartMetadata.FINGERPRINT, ""), md.getOrDefault(PartMetadata.WRITER_JOB, ""));
+            return new PartInfo(
+                    head.map(ObjectStore.ObjectInfo::size).orElse(0L),
+                    Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0")),
+                    md.getOrDefault(PartMetadata.FINGERPRINT, ""),
+                    md.getOrDefault(PartMetadata.WRITER_JOB, ""));
         }
     }
 
     /** Each version's windows, by schema version, then window start. */
     public final Map<Version, Map<Integer, Map<Long, Window>>> versions = new TreeMap<>();
+
     /** Divergence evidence keys (full scans). */
     public final List<String> divergences = new ArrayList<>();
+
     /** Keys that are not the sink's (full scans); the protocol's own objects are not among them. */
     public final List<String> outside = new ArrayList<>();
+
     public long objects;
     public long parts;
 
     private StoreScan() {}
 
     /** Everything, or one job version's windows. */
-    public static StoreScan all(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
+    public static StoreScan all(ObjectStore store, Optional<Integer> onlyVersion)
+            throws IOException {
         StoreScan scan = new StoreScan();
         List<String> keys = new ArrayList<>();
         store.list("", o -> keys.add(o.key()));
@@ -92,7 +103,8 @@ public final class StoreScan {
     }
 
     /** The windows of days ending after {@code sinceMillis}: walked down to, never listed whole. */
-    public static StoreScan since(ObjectStore store, Optional<Integer> onlyVersion, long sinceMillis) throws IOException {
+    public static StoreScan since(
+            ObjectStore store, Optional<Integer> onlyVersion, long sinceMillis) throws IOException {
         StoreScan scan = new StoreScan();
         for (String date : dateDirectories(store, onlyVersion)) {
             OptionalLong day = ObjectKeys.dayStart(date);
@@ -131,7 +143,8 @@ public final class StoreScan {
         return current;
     }
 
-    private void add(ObjectStore store, String key, Optional<Integer> onlyVersion) throws IOException {
+    private void add(ObjectStore store, String key, Optional<Integer> onlyVersion)
+            throws IOException {
         Optional<PartKey> part = ObjectKeys.parse(key);
         Optional<ObjectKeys.WindowKey> manifest = ObjectKeys.parseManifest(key);
         ObjectKeys.WindowKey w = part.map(PartKey::window).orElse(manifest.orElse(null));
@@ -145,27 +158,35 @@ public final class StoreScan {
             return;
         }
         objects++;
-        Window window = versions.computeIfAbsent(new Version(w.kind(), w.pipeline(), w.jobVersion()), v -> new TreeMap<>())
-                .computeIfAbsent(w.schemaVersion(), s -> new TreeMap<>())
-                .computeIfAbsent(w.windowStartMillis(), Window::new);
+        Window window =
+                versions.computeIfAbsent(
+                                new Version(w.kind(), w.pipeline(), w.jobVersion()),
+                                v -> new TreeMap<>())
+                        .computeIfAbsent(w.schemaVersion(), s -> new TreeMap<>())
+                        .computeIfAbsent(w.windowStartMillis(), Window::new);
         if (part.isPresent()) {
             parts++;
-            window.parts.computeIfAbsent(part.get().bucket(), b -> new ArrayList<>()).add(part.get());
+            window.parts
+                    .computeIfAbsent(part.get().bucket(), b -> new ArrayList<>())
+                    .add(part.get());
         } else {
             window.manifest = WindowManifest.read(store, key);
         }
     }
 
     /** Every version's {@code date=} directories, walked down from the root. */
-    private static List<String> dateDirectories(ObjectStore store, Optional<Integer> onlyVersion) throws IOException {
+    private static List<String> dateDirectories(ObjectStore store, Optional<Integer> onlyVersion)
+            throws IOException {
         List<String> dates = new ArrayList<>();
         for (PartKind kind : PartKind.values()) {
             for (String pipeline : children(store, kind.prefix())) {
                 if (pipeline.substring(kind.prefix().length()).startsWith("_")) {
-                    continue; // the store's own prefixes: _deadletter, _divergence, _staging, _audit
+                    continue; // the store's own prefixes: _deadletter, _divergence, _staging,
+                    // _audit
                 }
                 for (String version : children(store, pipeline)) {
-                    if (onlyVersion.isEmpty() || version.endsWith("/v=" + onlyVersion.get() + "/")) {
+                    if (onlyVersion.isEmpty()
+                            || version.endsWith("/v=" + onlyVersion.get() + "/")) {
                         for (String schema : children(store, version)) {
                             dates.addAll(children(store, schema));
                         }

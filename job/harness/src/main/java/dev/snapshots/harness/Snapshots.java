@@ -2,12 +2,12 @@ package dev.snapshots.harness;
 
 import dev.snapshots.cli.Cli;
 import dev.snapshots.cli.Cli.Command;
-import dev.snapshots.cli.deploy.Operations;
+import dev.snapshots.cli.deploy.JobLifecycle;
 import dev.snapshots.harness.bench.Bench;
 import dev.snapshots.harness.chaos.Chaos;
 import dev.snapshots.harness.cluster.LocalCluster;
-import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.SnapshotJob;
+import dev.snapshots.job.config.JobConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -16,8 +16,8 @@ import org.apache.flink.annotation.Internal;
 
 /**
  * {@code ./snapshots COMMAND [flags]}: the launcher's Java side. The harness's commands (demo, an
- * embedded run, the local cluster, chaos, bench) and the operator's ({@link Cli}), where an
- * upgrade may roll the local cluster ({@code --roll local}).
+ * embedded run, the local cluster, chaos, bench) and the operator's ({@link Cli}), where an upgrade
+ * may roll the local cluster ({@code --roll local}).
  */
 @Internal
 public final class Snapshots {
@@ -33,28 +33,60 @@ public final class Snapshots {
 
     static Map<String, Command> commands() {
         Map<String, Command> commands = new LinkedHashMap<>();
-        commands.put("demo", new Command("demo [--out DIR] [--fresh] [job flags]   run the job embedded on generated telemetry, into a"
-                + " local directory", Demo.usage(), Demo::run));
-        commands.put("run", new Command("run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
-                "usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage(), Snapshots::runEmbedded));
-        Map<String, Operations.Roll> rolls = Map.of("local",
-                out -> new LocalCluster(Path.of(System.getProperty("snapshots.root", "."))).restartJobManager(out));
+        commands.put(
+                "demo",
+                new Command(
+                        "demo [--out DIR] [--fresh] [job flags]   run the job embedded on generated telemetry, into a"
+                                + " local directory",
+                        Demo.usage(),
+                        Demo::run));
+        commands.put(
+                "run",
+                new Command(
+                        "run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
+                        "usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage(),
+                        Snapshots::runEmbedded));
+        Map<String, JobLifecycle.Roll> rolls =
+                Map.of(
+                        "local",
+                        out ->
+                                new LocalCluster(Path.of(System.getProperty("snapshots.root", ".")))
+                                        .restartJobManager(out));
         commands.putAll(Cli.commands(rolls));
-        commands.put("cluster", new Command("cluster up|down|status                   a local multi-process Flink cluster with S3Proxy"
-                + " and kinesalite", LocalCluster.USAGE, LocalCluster::run));
-        commands.put("chaos", new Command("chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--s3-outage S] [--seed S]\n"
-                + "                                           kill, overlap, update and fault the job on that cluster; verify the"
-                + " output", Chaos.USAGE, Chaos::run));
-        commands.put("bench", new Command("bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]\n"
-                + "                                           what exactly-once costs: ours vs FileSink vs a discarding sink",
-                Bench.USAGE, Bench::run));
+        commands.put(
+                "cluster",
+                new Command(
+                        "cluster up|down|status                   a local multi-process Flink cluster with S3Proxy"
+                                + " and kinesalite",
+                        LocalCluster.USAGE,
+                        LocalCluster::run));
+        commands.put(
+                "chaos",
+                new Command(
+                        "chaos [--windows N] [--kills K] [--overlap W] [--s3-faults RATE] [--s3-outage S] [--seed S]\n"
+                                + "                                           kill, overlap, update and fault the job on that cluster; verify the"
+                                + " output",
+                        Chaos.USAGE,
+                        Chaos::run));
+        commands.put(
+                "bench",
+                new Command(
+                        "bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]\n"
+                                + "                                           what exactly-once costs: ours vs FileSink vs a discarding sink",
+                        Bench.USAGE,
+                        Bench::run));
         return commands;
     }
 
     private static int runEmbedded(String[] args, PrintStream out) throws Exception {
         JobConfig config = JobConfig.parse(args);
-        out.printf("running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n", config.pipeline(),
-                config.jobVersion(), config.source(), config.store(), "the store's _progress.json");
+        out.printf(
+                "running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n",
+                config.pipeline(),
+                config.jobVersion(),
+                config.source(),
+                config.store(),
+                "the store's _progress.json");
         SnapshotJob.start(SnapshotJob.embedded(), config).getJobExecutionResult().get();
         return 0;
     }

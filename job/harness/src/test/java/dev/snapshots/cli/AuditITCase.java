@@ -1,25 +1,25 @@
 package dev.snapshots.cli;
 
-import dev.snapshots.harness.Snapshots;
-import dev.snapshots.job.SnapshotJob;
-import dev.snapshots.job.config.JobConfig;
-import dev.snapshots.job.Sources;
-import dev.snapshots.harness.Reference;
-import dev.snapshots.harness.chaos.Chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.harness.JobOutput;
+import dev.snapshots.harness.Snapshots;
+import dev.snapshots.harness.chaos.Chaos;
+import dev.snapshots.job.SnapshotJob;
+import dev.snapshots.job.Sources;
+import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
-import dev.snapshots.testkit.StoreKind;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.StoreKind;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.lang.reflect.Proxy;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.time.Instant;
@@ -46,38 +46,62 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class AuditITCase {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(4)
-            .build());
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
 
     @Test
     void aCleanStorePassesAndEveryKindOfCorruptionIsNamed() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         Path root = Path.of(spec.uri());
-        JobConfig config = JobConfig.parse(new String[] {"--store", spec.uri().toString(), "--windows", "10",
-            "--events-per-window", "200", "--keys", "40", "--checkpoint-interval", "300ms"});
-        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config).getJobExecutionResult().get();
+        JobConfig config =
+                JobConfig.parse(
+                        new String[] {
+                            "--store",
+                            spec.uri().toString(),
+                            "--windows",
+                            "10",
+                            "--events-per-window",
+                            "200",
+                            "--keys",
+                            "40",
+                            "--checkpoint-interval",
+                            "300ms"
+                        });
+        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config)
+                .getJobExecutionResult()
+                .get();
 
-        // A store written by an earlier release may hold a pointer lock it left behind: not a finding.
-        Files.writeString(root.resolve("telemetry/v=1/" + ObjectKeys.lockKey(ObjectKeys.PROGRESS_FILE)), "{}");
+        // A store written by an earlier release may hold a pointer lock it left behind: not a
+        // finding.
+        Files.writeString(
+                root.resolve("telemetry/v=1/" + ObjectKeys.lockKey(ObjectKeys.PROGRESS_FILE)),
+                "{}");
         Result clean = audit(spec);
         assertThat(clean.code).as(clean.out).isZero();
         assertThat(clean.out).contains("clean:");
 
         // S3Proxy's file backend lists an in-flight PUT's temporary file (KEY-UUID) until the write
         // lands: gone by the time the gate confirms it, it is not a finding.
-        Path inFlight = root.resolve("telemetry/v=1/" + ObjectKeys.PROGRESS_FILE + "-" + UUID.randomUUID());
+        Path inFlight =
+                root.resolve("telemetry/v=1/" + ObjectKeys.PROGRESS_FILE + "-" + UUID.randomUUID());
         Files.writeString(inFlight, "{}");
         try (ObjectStore s = spec.open()) {
-            ObjectStore landsAfterListing = (ObjectStore) Proxy.newProxyInstance(getClass().getClassLoader(),
-                    new Class<?>[] {ObjectStore.class}, (proxy, method, args) -> {
-                        Object result = method.invoke(s, args);
-                        if (method.getName().equals("list")) {
-                            Files.deleteIfExists(inFlight);
-                        }
-                        return result;
-                    });
+            ObjectStore landsAfterListing =
+                    (ObjectStore)
+                            Proxy.newProxyInstance(
+                                    getClass().getClassLoader(),
+                                    new Class<?>[] {ObjectStore.class},
+                                    (proxy, method, args) -> {
+                                        Object result = method.invoke(s, args);
+                                        if (method.getName().equals("list")) {
+                                            Files.deleteIfExists(inFlight);
+                                        }
+                                        return result;
+                                    });
             assertThat(Audit.findings(landsAfterListing, Optional.empty())).isEmpty();
         }
 
@@ -86,12 +110,24 @@ class AuditITCase {
         Path liar = parts.get(1);
         Path duplicated = parts.get(2);
         Path deleted = parts.get(6);
-        Files.write(rewritten, Files.readAllBytes(parts.get(3))); // same inode, so the old metadata stays
+        Files.write(
+                rewritten,
+                Files.readAllBytes(parts.get(3))); // same inode, so the old metadata stays
         Files.getFileAttributeView(liar, UserDefinedFileAttributeView.class)
-                .write("fingerprint", ByteBuffer.wrap("0".repeat(64).getBytes(StandardCharsets.UTF_8)));
-        Path stray = duplicated.resolveSibling(duplicated.getFileName().toString()
-                .replaceAll("-of-(\\d{5})-[0-9a-f]{16}", "-of-00008-0123456789abcdef"));
-        Files.copy(duplicated, stray, StandardCopyOption.COPY_ATTRIBUTES); // metadata too: a pure stray copy
+                .write(
+                        "fingerprint",
+                        ByteBuffer.wrap("0".repeat(64).getBytes(StandardCharsets.UTF_8)));
+        Path stray =
+                duplicated.resolveSibling(
+                        duplicated
+                                .getFileName()
+                                .toString()
+                                .replaceAll(
+                                        "-of-(\\d{5})-[0-9a-f]{16}", "-of-00008-0123456789abcdef"));
+        Files.copy(
+                duplicated,
+                stray,
+                StandardCopyOption.COPY_ATTRIBUTES); // metadata too: a pure stray copy
         Files.delete(deleted);
         Path deletedWindow = parts.get(0).getParent().getParent().resolve("window=1030");
         try (Stream<Path> window = Files.list(deletedWindow)) {
@@ -99,19 +135,42 @@ class AuditITCase {
                 Files.delete(p);
             }
         }
-        Path lostManifest = parts.get(0).getParent().getParent().resolve("window=1040/" + ObjectKeys.MANIFEST_FILE);
+        Path lostManifest =
+                parts.get(0)
+                        .getParent()
+                        .getParent()
+                        .resolve("window=1040/" + ObjectKeys.MANIFEST_FILE);
         Files.delete(lostManifest);
-        Path evidence = root.resolve(ObjectKeys.DIVERGENCE_PREFIX + root.relativize(parts.get(4)) + "/" + "ab".repeat(32) + ".json");
+        Path evidence =
+                root.resolve(
+                        ObjectKeys.DIVERGENCE_PREFIX
+                                + root.relativize(parts.get(4))
+                                + "/"
+                                + "ab".repeat(32)
+                                + ".json");
         Files.createDirectories(evidence.getParent());
         Files.writeString(evidence, "{}");
         Files.writeString(root.resolve("telemetry/v=1/notes.txt"), "not a part");
-        // Staged days ago and never published: at risk. Staged again beside a part published since: garbage.
-        Path unpublished = parts.get(5).resolveSibling(parts.get(5).getFileName().toString()
-                .replaceAll("-of-(\\d{5})-[0-9a-f]{16}", "-of-$1-fedcba9876543210"));
+        // Staged days ago and never published: at risk. Staged again beside a part published since:
+        // garbage.
+        Path unpublished =
+                parts.get(5)
+                        .resolveSibling(
+                                parts.get(5)
+                                        .getFileName()
+                                        .toString()
+                                        .replaceAll(
+                                                "-of-(\\d{5})-[0-9a-f]{16}",
+                                                "-of-$1-fedcba9876543210"));
         for (Path part : List.of(unpublished, parts.get(5))) {
-            Path staged = part.resolveSibling("." + part.getFileName() + ".00000000-0000-0000-0000-000000000000.staged");
+            Path staged =
+                    part.resolveSibling(
+                            "."
+                                    + part.getFileName()
+                                    + ".00000000-0000-0000-0000-000000000000.staged");
             Files.write(staged, new byte[] {1});
-            Files.setLastModifiedTime(staged, FileTime.from(Instant.now().minusSeconds(3 * 86_400)));
+            Files.setLastModifiedTime(
+                    staged, FileTime.from(Instant.now().minusSeconds(3 * 86_400)));
         }
 
         Result corrupt = audit(spec);
@@ -122,9 +181,14 @@ class AuditITCase {
                 .contains("replaced-part", key(root, rewritten))
                 .contains(key(root, liar))
                 .contains("duplicate-part", key(root, stray))
-                .contains("extra-part", "bucket " + bucket(root, stray) + " of 8 in a window of 4 buckets")
+                .contains(
+                        "extra-part",
+                        "bucket " + bucket(root, stray) + " of 8 in a window of 4 buckets")
                 .contains("missing-part", key(root, deleted))
-                .contains("missing-manifest", key(root, deletedWindow.resolve(ObjectKeys.MANIFEST_FILE)), "the whole window was removed")
+                .contains(
+                        "missing-manifest",
+                        key(root, deletedWindow.resolve(ObjectKeys.MANIFEST_FILE)),
+                        "the whole window was removed")
                 .contains("missing-manifest", key(root, lostManifest))
                 .contains("divergence", key(root, evidence))
                 .contains("outside-key-scheme", "telemetry/v=1/notes.txt")
@@ -133,39 +197,82 @@ class AuditITCase {
         assertThat(corrupt.out.lines().filter(l -> l.contains("fingerprint-mismatch"))).hasSize(2);
 
         // The chaos harness's verifier, over the same store, names each problem too.
-        Reference expected = Reference.of(Sources.generatorFunction(config), Sources.generatorCount(config),
-                config.windowLength().toMillis(), config.buckets());
+        JobOutput expected =
+                JobOutput.expected(
+                        Sources.generatorFunction(config),
+                        Sources.generatorCount(config),
+                        config.windowLength().toMillis(),
+                        config.buckets());
         List<String> violations;
         try (ObjectStore s = spec.open()) {
-            violations = Chaos.violations(s, expected, Reference.published(s, 1, Long.MAX_VALUE));
+            violations = Chaos.violations(s, expected, JobOutput.published(s, 1, Long.MAX_VALUE));
         }
-        assertThat(violations).as("verifier").anySatisfy(v -> assertThat(v).contains(part(root, rewritten) + " rows differ"))
-                .anySatisfy(v -> assertThat(v).startsWith("audit fingerprint-mismatch: " + key(root, liar)))
-                .anySatisfy(v -> assertThat(v).contains(part(root, duplicated) + " is held by 2 objects"))
+        assertThat(violations)
+                .as("verifier")
+                .anySatisfy(v -> assertThat(v).contains(part(root, rewritten) + " rows differ"))
+                .anySatisfy(
+                        v ->
+                                assertThat(v)
+                                        .startsWith(
+                                                "audit fingerprint-mismatch: " + key(root, liar)))
+                .anySatisfy(
+                        v ->
+                                assertThat(v)
+                                        .contains(part(root, duplicated) + " is held by 2 objects"))
                 .anySatisfy(v -> assertThat(v).contains("2026-11-30T10:30:00Z bucket 0 is missing"))
                 .anySatisfy(v -> assertThat(v).startsWith("audit divergence: "))
-                .noneSatisfy(v -> assertThat(v).contains(part(root, liar) + " rows differ")); // its content is intact
+                .noneSatisfy(
+                        v ->
+                                assertThat(v)
+                                        .contains(
+                                                part(root, liar)
+                                                        + " rows differ")); // its content is intact
 
         Result json = audit(spec, "--json");
         assertThat(json.code).isEqualTo(1);
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> findings = (List<Map<String, Object>>) new ObjectMapper().readValue(json.out, TreeMap.class).get("findings");
+        List<Map<String, Object>> findings =
+                (List<Map<String, Object>>)
+                        new ObjectMapper().readValue(json.out, TreeMap.class).get("findings");
         int counted = Integer.parseInt(corrupt.out.replaceAll("(?s).*\n(\\d+) findings.*", "$1"));
         assertThat(findings).as("the JSON report has the table's findings").hasSize(counted);
 
         // An examined divergence is acknowledged: recorded in the store, and no longer counted.
-        String divergence = findings.stream().filter(f -> f.get("kind").equals("divergence")).findFirst().orElseThrow().get("id").toString();
-        assertThat(audit(spec, "--acknowledge", divergence, "--by", "ops@example.com", "--reason", "replayed input, checked").code).isZero();
+        String divergence =
+                findings.stream()
+                        .filter(f -> f.get("kind").equals("divergence"))
+                        .findFirst()
+                        .orElseThrow()
+                        .get("id")
+                        .toString();
+        assertThat(
+                        audit(
+                                        spec,
+                                        "--acknowledge",
+                                        divergence,
+                                        "--by",
+                                        "ops@example.com",
+                                        "--reason",
+                                        "replayed input, checked")
+                                .code)
+                .isZero();
         Result afterAcknowledging = audit(spec);
-        assertThat(afterAcknowledging.out).contains("1 acknowledged finding").doesNotContain(key(root, evidence));
-        assertThat(Files.readString(root.resolve("_audit/acknowledged/" + divergence + ".json"))).contains("ops@example.com", "replayed input");
+        assertThat(afterAcknowledging.out)
+                .contains("1 acknowledged finding")
+                .doesNotContain(key(root, evidence));
+        assertThat(Files.readString(root.resolve("_audit/acknowledged/" + divergence + ".json")))
+                .contains("ops@example.com", "replayed input");
 
-        // Only windows from a day after the data on: none of the window findings; the store-wide ones stay.
+        // Only windows from a day after the data on: none of the window findings; the store-wide
+        // ones stay.
         Result recent = audit(spec, "--since", "2026-12-01");
-        assertThat(recent.out).doesNotContain("missing-part", "replaced-part", "missing-manifest", "outside-key-scheme")
+        assertThat(recent.out)
+                .doesNotContain(
+                        "missing-part", "replaced-part", "missing-manifest", "outside-key-scheme")
                 .contains("stale-staging");
 
-        Result unreachable = audit(StoreSpec.parse("s3://nowhere/x").withEndpoint("http://127.0.0.1:1"));
+        Result unreachable =
+                audit(StoreSpec.parse("s3://nowhere/x").withEndpoint("http://127.0.0.1:1"));
         assertThat(unreachable.code).as(unreachable.out).isEqualTo(2);
     }
 
@@ -176,7 +283,11 @@ class AuditITCase {
         spec.endpoint().ifPresent(e -> args.addAll(List.of("--endpoint", e)));
         args.addAll(List.of(more));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = Snapshots.run(args.toArray(new String[0]), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+        int code =
+                Snapshots.run(
+                        args.toArray(new String[0]),
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        System.err);
         return new Result(code, out.toString(StandardCharsets.UTF_8));
     }
 

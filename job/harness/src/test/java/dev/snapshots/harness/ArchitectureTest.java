@@ -9,12 +9,14 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * Dependencies point one way: harness → cli → pipeline → sink. Maven's module graph already
- * refuses a dependency back up (it would be a cycle); this also catches a class put in the wrong
- * module under another's package, and the sink's core reaching for the S3 store it must only
- * find by scheme. Every module's main classes are on this module's test classpath.
+ * Dependencies point one way: harness → cli → pipeline → sink. Maven's module graph already refuses
+ * a dependency back up (it would be a cycle); this also catches a class put in the wrong module
+ * under another's package, and the sink's core reaching for the S3 store it must only find by
+ * scheme. Every module's main classes are on this module's test classpath.
  */
-@AnalyzeClasses(packages = "dev.snapshots", importOptions = {ImportOption.DoNotIncludeTests.class, ArchitectureTest.NoTestJars.class})
+@AnalyzeClasses(
+        packages = "dev.snapshots",
+        importOptions = {ImportOption.DoNotIncludeTests.class, ArchitectureTest.NoTestJars.class})
 class ArchitectureTest {
     /** Main classes only: the pipeline's test fixtures come in a test-jar. */
     static final class NoTestJars implements ImportOption {
@@ -25,18 +27,37 @@ class ArchitectureTest {
     }
 
     @ArchTest
-    static final ArchRule dependenciesPointDown = layeredArchitecture().consideringOnlyDependenciesInLayers()
-            .layer("sink").definedBy("dev.snapshots.sink..", "dev.snapshots.key..", "dev.snapshots.format..",
-                    "dev.snapshots.progress..", "dev.snapshots.store")
-            .layer("s3 store").definedBy("dev.snapshots.store.s3..")
-            .layer("test kit").definedBy("dev.snapshots.testkit..")
-            .layer("pipeline").definedBy("dev.snapshots.job..")
-            .layer("cli").definedBy("dev.snapshots.cli..")
-            .layer("harness").definedBy("dev.snapshots.harness..")
-            .whereLayer("harness").mayNotBeAccessedByAnyLayer()
-            .whereLayer("cli").mayOnlyBeAccessedByLayers("harness")
-            .whereLayer("pipeline").mayOnlyBeAccessedByLayers("cli", "harness")
-            .whereLayer("test kit").mayOnlyBeAccessedByLayers("harness")
-            .whereLayer("s3 store").mayOnlyBeAccessedByLayers("harness")
-            .whereLayer("sink").mayOnlyBeAccessedByLayers("s3 store", "test kit", "pipeline", "cli", "harness");
+    static final ArchRule dependenciesPointDown =
+            layeredArchitecture()
+                    .consideringOnlyDependenciesInLayers()
+                    .layer("sink")
+                    .definedBy(
+                            "dev.snapshots.sink..",
+                            "dev.snapshots.key..",
+                            "dev.snapshots.format..",
+                            "dev.snapshots.progress..",
+                            "dev.snapshots.store")
+                    .layer("s3 store")
+                    .definedBy("dev.snapshots.store.s3..")
+                    .layer("test kit")
+                    .definedBy("dev.snapshots.testkit..")
+                    .layer("pipeline")
+                    .definedBy("dev.snapshots.job..")
+                    .layer("cli")
+                    .definedBy("dev.snapshots.cli..")
+                    .layer("harness")
+                    .definedBy("dev.snapshots.harness..")
+                    .whereLayer("harness")
+                    .mayNotBeAccessedByAnyLayer()
+                    .whereLayer("cli")
+                    .mayOnlyBeAccessedByLayers("harness")
+                    .whereLayer("pipeline")
+                    .mayOnlyBeAccessedByLayers("cli", "harness")
+                    .whereLayer("test kit")
+                    .mayOnlyBeAccessedByLayers("harness")
+                    .whereLayer("s3 store")
+                    .mayOnlyBeAccessedByLayers("harness")
+                    .whereLayer("sink")
+                    .mayOnlyBeAccessedByLayers(
+                            "s3 store", "test kit", "pipeline", "cli", "harness");
 }

@@ -1,12 +1,12 @@
 package dev.snapshots.job;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.harness.JobOutput;
+import dev.snapshots.harness.cluster.Kinesalite;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
 import dev.snapshots.job.source.TelemetryGenerator;
-import dev.snapshots.harness.Reference;
-import dev.snapshots.harness.cluster.Kinesalite;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.snapshots.job.testutils.KplEncoder;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,8 @@ import software.amazon.awssdk.services.kinesis.model.StreamStatus;
  * A kinesalite stream fed by several producers ("lanes"), each a {@link TelemetryGenerator} of its
  * own density pinned to one hash key, as a producer keyed by device group would be. Lanes start as
  * one per shard; after a reshard a lane's records follow its hash key into a child shard. Every
- * lane's late records are late in its own order, so the reference holds whatever shard carries them.
+ * lane's late records are late in its own order, so the reference holds whatever shard carries
+ * them.
  */
 final class ShardedStream {
     final String name;
@@ -31,7 +32,9 @@ final class ShardedStream {
     private final KinesisClient client;
     private final long windowMillis;
 
-    /** One producer: its generator, how many records it makes, and the hash key that routes them. */
+    /**
+     * One producer: its generator, how many records it makes, and the hash key that routes them.
+     */
     record Lane(TelemetryGenerator generator, long records, int eventsPerWindow, String hashKey) {}
 
     private ShardedStream(KinesisClient client, String name, String arn, long windowMillis) {
@@ -52,12 +55,23 @@ final class ShardedStream {
         ShardedStream s = new ShardedStream(client, name, arn, config.windowLength().toMillis());
         List<Shard> shards = client.listShards(b -> b.streamName(name)).shards();
         for (int i = 0; i < eventsPerWindow.length; i++) {
-            TelemetryGenerator g = new TelemetryGenerator(config.start().toEpochMilli(), config.get(JobOptions.SEED) + i,
-                    (int) config.get(JobOptions.KEYS), s.windowMillis, eventsPerWindow[i], (int) config.get(JobOptions.BAD_EVERY),
-                    (int) config.get(JobOptions.LATE_EVERY), config.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
-                    (int) config.get(JobOptions.MAX_RECORD_BYTES));
-            s.lanes.add(new Lane(g, config.get(JobOptions.WINDOWS) * eventsPerWindow[i], eventsPerWindow[i],
-                    shards.get(i).hashKeyRange().startingHashKey()));
+            TelemetryGenerator g =
+                    new TelemetryGenerator(
+                            config.start().toEpochMilli(),
+                            config.get(JobOptions.SEED) + i,
+                            (int) config.get(JobOptions.KEYS),
+                            s.windowMillis,
+                            eventsPerWindow[i],
+                            (int) config.get(JobOptions.BAD_EVERY),
+                            (int) config.get(JobOptions.LATE_EVERY),
+                            config.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
+                            (int) config.get(JobOptions.MAX_RECORD_BYTES));
+            s.lanes.add(
+                    new Lane(
+                            g,
+                            config.get(JobOptions.WINDOWS) * eventsPerWindow[i],
+                            eventsPerWindow[i],
+                            shards.get(i).hashKeyRange().startingHashKey()));
         }
         return s;
     }
@@ -70,7 +84,9 @@ final class ShardedStream {
         for (int tenth = fromWindow * 10; tenth < toWindow * 10; tenth++) {
             List<PutRecordsRequestEntry> batch = new ArrayList<>();
             for (Lane lane : lanes) {
-                for (long i = (long) tenth * lane.eventsPerWindow / 10; i < (long) (tenth + 1) * lane.eventsPerWindow / 10 && i < lane.records; i++) {
+                for (long i = (long) tenth * lane.eventsPerWindow / 10;
+                        i < (long) (tenth + 1) * lane.eventsPerWindow / 10 && i < lane.records;
+                        i++) {
                     batch.add(entry(lane.generator.map(i).payload, lane.hashKey));
                 }
             }
@@ -92,8 +108,11 @@ final class ShardedStream {
         List<PutRecordsRequestEntry> batch = new ArrayList<>();
         for (Shard shard : client.listShards(b -> b.streamName(name)).shards()) {
             if (shard.sequenceNumberRange().endingSequenceNumber() == null) {
-                batch.add(entry(("{\"device\":\"closing\",\"ts\":" + closing + ",\"value\":0}").getBytes(StandardCharsets.UTF_8),
-                        shard.hashKeyRange().startingHashKey()));
+                batch.add(
+                        entry(
+                                ("{\"device\":\"closing\",\"ts\":" + closing + ",\"value\":0}")
+                                        .getBytes(StandardCharsets.UTF_8),
+                                shard.hashKeyRange().startingHashKey()));
             }
         }
         put(batch);
@@ -109,7 +128,9 @@ final class ShardedStream {
             List<PutRecordsRequestEntry> batch = new ArrayList<>();
             for (Lane lane : lanes) {
                 List<byte[]> users = new ArrayList<>();
-                for (long i = (long) tenth * lane.eventsPerWindow / 10; i < (long) (tenth + 1) * lane.eventsPerWindow / 10 && i < lane.records; i++) {
+                for (long i = (long) tenth * lane.eventsPerWindow / 10;
+                        i < (long) (tenth + 1) * lane.eventsPerWindow / 10 && i < lane.records;
+                        i++) {
                     users.add(lane.generator.map(i).payload);
                     if (users.size() == perAggregate) {
                         batch.add(entry(KplEncoder.aggregate("p", users), lane.hashKey));
@@ -143,7 +164,11 @@ final class ShardedStream {
         Shard shard = openShardOf(lanes.get(lane).hashKey);
         BigInteger from = new BigInteger(shard.hashKeyRange().startingHashKey());
         BigInteger to = new BigInteger(shard.hashKeyRange().endingHashKey());
-        client.splitShard(b -> b.streamName(name).shardToSplit(shard.shardId()).newStartingHashKey(from.add(to).shiftRight(1).toString()));
+        client.splitShard(
+                b ->
+                        b.streamName(name)
+                                .shardToSplit(shard.shardId())
+                                .newStartingHashKey(from.add(to).shiftRight(1).toString()));
         awaitActive();
     }
 
@@ -151,7 +176,8 @@ final class ShardedStream {
     void merge(int a, int b) {
         String first = openShardOf(lanes.get(a).hashKey).shardId();
         String second = openShardOf(lanes.get(b).hashKey).shardId();
-        client.mergeShards(r -> r.streamName(name).shardToMerge(first).adjacentShardToMerge(second));
+        client.mergeShards(
+                r -> r.streamName(name).shardToMerge(first).adjacentShardToMerge(second));
         awaitActive();
     }
 
@@ -159,15 +185,26 @@ final class ShardedStream {
         BigInteger key = new BigInteger(hashKey);
         return client.listShards(b -> b.streamName(name)).shards().stream()
                 .filter(s -> s.sequenceNumberRange().endingSequenceNumber() == null)
-                .filter(s -> new BigInteger(s.hashKeyRange().startingHashKey()).compareTo(key) <= 0
-                        && new BigInteger(s.hashKeyRange().endingHashKey()).compareTo(key) >= 0)
-                .findFirst().orElseThrow();
+                .filter(
+                        s ->
+                                new BigInteger(s.hashKeyRange().startingHashKey()).compareTo(key)
+                                                <= 0
+                                        && new BigInteger(s.hashKeyRange().endingHashKey())
+                                                        .compareTo(key)
+                                                >= 0)
+                .findFirst()
+                .orElseThrow();
     }
 
     private void awaitActive() {
         long deadline = System.nanoTime() + 30_000_000_000L;
-        while (client.describeStreamSummary(b -> b.streamName(name)).streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
-            assertThat(System.nanoTime()).as("stream %s ACTIVE again after a reshard", name).isLessThan(deadline);
+        while (client.describeStreamSummary(b -> b.streamName(name))
+                        .streamDescriptionSummary()
+                        .streamStatus()
+                != StreamStatus.ACTIVE) {
+            assertThat(System.nanoTime())
+                    .as("stream %s ACTIVE again after a reshard", name)
+                    .isLessThan(deadline);
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
@@ -177,18 +214,27 @@ final class ShardedStream {
         }
     }
 
-    Reference reference(int buckets) {
-        return Reference.of(lanes.stream().map(l -> new Reference.Lane(l.generator, 0, l.records)).toList(), windowMillis, buckets);
+    JobOutput reference(int buckets) {
+        return JobOutput.expected(
+                lanes.stream().map(l -> new JobOutput.Lane(l.generator, 0, l.records)).toList(),
+                windowMillis,
+                buckets);
     }
 
     private void put(List<PutRecordsRequestEntry> entries) {
         for (int from = 0; from < entries.size(); from += 500) {
-            List<PutRecordsRequestEntry> part = entries.subList(from, Math.min(entries.size(), from + 500));
-            assertThat(client.putRecords(r -> r.streamName(name).records(part)).failedRecordCount()).isZero();
+            List<PutRecordsRequestEntry> part =
+                    entries.subList(from, Math.min(entries.size(), from + 500));
+            assertThat(client.putRecords(r -> r.streamName(name).records(part)).failedRecordCount())
+                    .isZero();
         }
     }
 
     static PutRecordsRequestEntry entry(byte[] payload, String hashKey) {
-        return PutRecordsRequestEntry.builder().data(SdkBytes.fromByteArray(payload)).partitionKey("p").explicitHashKey(hashKey).build();
+        return PutRecordsRequestEntry.builder()
+                .data(SdkBytes.fromByteArray(payload))
+                .partitionKey("p")
+                .explicitHashKey(hashKey)
+                .build();
     }
 }

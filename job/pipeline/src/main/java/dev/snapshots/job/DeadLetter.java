@@ -1,9 +1,9 @@
 package dev.snapshots.job;
 
-import dev.snapshots.job.ingest.Rejection;
-import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.job.ingest.Rejection;
+import dev.snapshots.job.source.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
@@ -27,7 +27,8 @@ public class DeadLetter {
 
     public DeadLetter() {}
 
-    public DeadLetter(String origin, Rejection reason, String detail, long arrivalMillis, String payload) {
+    public DeadLetter(
+            String origin, Rejection reason, String detail, long arrivalMillis, String payload) {
         this.origin = origin;
         this.reason = reason.code();
         this.detail = detail == null ? "" : detail;
@@ -36,7 +37,8 @@ public class DeadLetter {
     }
 
     public static DeadLetter of(RawRecord raw, Rejection reason, String detail) {
-        return new DeadLetter(raw.origin, reason, detail, raw.arrivalMillis, preview(raw.payload, reason));
+        return new DeadLetter(
+                raw.origin, reason, detail, raw.arrivalMillis, preview(raw.payload, reason));
     }
 
     /** Readable text when the bytes are UTF-8, base64 otherwise; bounded either way. */
@@ -47,7 +49,9 @@ public class DeadLetter {
             return "base64:" + Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, n));
         }
         String text = new String(bytes, StandardCharsets.UTF_8);
-        return text.length() <= MAX_PAYLOAD_CHARS ? text : text.substring(0, MAX_PAYLOAD_CHARS) + "...";
+        return text.length() <= MAX_PAYLOAD_CHARS
+                ? text
+                : text.substring(0, MAX_PAYLOAD_CHARS) + "...";
     }
 
     /** Dead letters are sorted and bucketed by origin: one source position, one row. */

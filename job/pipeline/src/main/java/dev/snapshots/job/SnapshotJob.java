@@ -31,7 +31,8 @@ public final class SnapshotJob {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         JobConfig config;
         try {
-            // The flags over the cluster's snapshots.* settings (flink-conf, FLINK_PROPERTIES) over the defaults.
+            // The flags over the cluster's snapshots.* settings (flink-conf, FLINK_PROPERTIES) over
+            // the defaults.
             config = JobConfig.resolve(env.getConfiguration(), args);
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());
@@ -44,7 +45,8 @@ public final class SnapshotJob {
     }
 
     /** Builds the job on {@code env} and starts it; the caller waits or watches. */
-    public static JobClient start(StreamExecutionEnvironment env, JobConfig config) throws Exception {
+    public static JobClient start(StreamExecutionEnvironment env, JobConfig config)
+            throws Exception {
         configure(env, config);
         return env.executeAsync(name(config));
     }
@@ -61,12 +63,21 @@ public final class SnapshotJob {
      */
     static void requireSchemaOfVersion(JobConfig config) {
         try (ObjectStore store = config.store().open()) {
-            CompletionPointer.requireSchema(store, PartKind.SNAPSHOT, config.pipeline(), config.jobVersion(), config.schemaVersion());
+            CompletionPointer.requireSchema(
+                    store,
+                    PartKind.SNAPSHOT,
+                    config.pipeline(),
+                    config.jobVersion(),
+                    config.schemaVersion());
         } catch (IllegalStateException e) {
-            throw new IllegalArgumentException(e.getMessage() + " (--job-version " + (config.jobVersion() + 1) + ")", e);
+            throw new IllegalArgumentException(
+                    e.getMessage() + " (--job-version " + (config.jobVersion() + 1) + ")", e);
         } catch (IOException | UncheckedIOException e) {
-            LOG.warn("Could not read which schema {} v{} is written with, before submitting: {}", config.pipeline(),
-                    config.jobVersion(), e.toString());
+            LOG.warn(
+                    "Could not read which schema {} v{} is written with, before submitting: {}",
+                    config.pipeline(),
+                    config.jobVersion(),
+                    e.toString());
         }
     }
 
@@ -76,15 +87,18 @@ public final class SnapshotJob {
         env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
         env.enableCheckpointing(config.get(JobOptions.CHECKPOINT_INTERVAL).toMillis());
         // Keep the last checkpoint when the job is cancelled: a restart resumes from it.
-        env.getCheckpointConfig().setExternalizedCheckpointCleanup(
-                CheckpointConfig.ExternalizedCheckpointCleanup.RETAIN_ON_CANCELLATION);
+        env.getCheckpointConfig()
+                .setExternalizedCheckpointCleanup(
+                        CheckpointConfig.ExternalizedCheckpointCleanup.RETAIN_ON_CANCELLATION);
     }
 
     static String name(JobConfig config) {
         return "snapshots " + config.pipeline() + " v" + config.jobVersion();
     }
 
-    /** Embedded Flink when run from the launcher; the surrounding cluster when there is one (tests). */
+    /**
+     * Embedded Flink when run from the launcher; the surrounding cluster when there is one (tests).
+     */
     public static StreamExecutionEnvironment embedded() {
         return StreamExecutionEnvironment.getExecutionEnvironment(embeddedConfiguration());
     }
@@ -96,8 +110,14 @@ public final class SnapshotJob {
     public static Configuration embeddedConfiguration() {
         Configuration conf = new Configuration();
         conf.setString("state.checkpoint-storage", "filesystem");
-        conf.setString("state.checkpoints.dir", Path.of(System.getProperty("java.io.tmpdir"), "snapshots-checkpoints",
-                UUID.randomUUID().toString()).toUri().toString());
+        conf.setString(
+                "state.checkpoints.dir",
+                Path.of(
+                                System.getProperty("java.io.tmpdir"),
+                                "snapshots-checkpoints",
+                                UUID.randomUUID().toString())
+                        .toUri()
+                        .toString());
         return conf;
     }
 }

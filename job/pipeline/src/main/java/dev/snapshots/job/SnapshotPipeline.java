@@ -3,9 +3,9 @@ package dev.snapshots.job;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
+import dev.snapshots.job.ingest.Event;
 import dev.snapshots.job.ingest.Ingest;
 import dev.snapshots.job.ingest.Ingested;
-import dev.snapshots.job.ingest.Event;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Instant;
@@ -39,41 +39,60 @@ import org.slf4j.LoggerFactory;
 @Internal
 public final class SnapshotPipeline {
     public static final int MAX_PARALLELISM = 128;
+
     /**
      * The sources dead-letter every event that is late in its own split, and no split's watermark
      * passes a window that a later on-time event of the split could still need, so the window
-     * operator should never find an event late. Should it ever, the event is counted and logged
-     * (a defect to report), never added to a closed window.
+     * operator should never find an event late. Should it ever, the event is counted and logged (a
+     * defect to report), never added to a closed window.
      */
     static final OutputTag<Event> LATE_AT_WINDOW = new OutputTag<>("late-at-window") {};
 
     private SnapshotPipeline() {}
 
-    /** The window aggregates and the rejected records, before any sink: what the benchmark sinks three ways. */
-    public record Streams(SingleOutputStreamOperator<WindowAggregate> aggregates, DataStream<DeadLetter> rejected) {}
+    /**
+     * The window aggregates and the rejected records, before any sink: what the benchmark sinks
+     * three ways.
+     */
+    public record Streams(
+            SingleOutputStreamOperator<WindowAggregate> aggregates,
+            DataStream<DeadLetter> rejected) {}
 
-    public static void build(StreamExecutionEnvironment env, JobConfig config, DataStream<Ingested> judged) {
+    public static void build(
+            StreamExecutionEnvironment env, JobConfig config, DataStream<Ingested> judged) {
         Streams streams = streams(config, judged);
-        sink(config, new WindowAggregate.Format(), config.buckets()).build().assemble(streams.aggregates());
+        sink(config, new WindowAggregate.Format(), config.buckets())
+                .build()
+                .assemble(streams.aggregates());
         // Dead letters are few: one bucket, one JSON-lines object per window of arrival time.
         sink(config, new DeadLetter.Format(), 1).deadLetters().build().assemble(streams.rejected());
     }
 
     public static Streams streams(JobConfig config, DataStream<Ingested> judged) {
-        // Chained to the source, at its parallelism: dead letters keep their source's order and timestamps.
-        SingleOutputStreamOperator<Event> events = judged.process(new Ingest()).name("ingest").uid("ingest")
-                .setParallelism(judged.getParallelism());
-        SingleOutputStreamOperator<WindowAggregate> aggregates = events
-                .keyBy(e -> e.device)
-                .window(TumblingEventTimeWindows.of(config.windowLength()))
-                .sideOutputLateData(LATE_AT_WINDOW)
-                .aggregate(new Totals(), new CloseWindow())
-                .name("aggregate").uid("aggregate");
-        aggregates.getSideOutput(LATE_AT_WINDOW).process(new CountLateAtWindow()).name("late-at-window").uid("late-at-window");
+        // Chained to the source, at its parallelism: dead letters keep their source's order and
+        // timestamps.
+        SingleOutputStreamOperator<Event> events =
+                judged.process(new Ingest())
+                        .name("ingest")
+                        .uid("ingest")
+                        .setParallelism(judged.getParallelism());
+        SingleOutputStreamOperator<WindowAggregate> aggregates =
+                events.keyBy(e -> e.device)
+                        .window(TumblingEventTimeWindows.of(config.windowLength()))
+                        .sideOutputLateData(LATE_AT_WINDOW)
+                        .aggregate(new Totals(), new CloseWindow())
+                        .name("aggregate")
+                        .uid("aggregate");
+        aggregates
+                .getSideOutput(LATE_AT_WINDOW)
+                .process(new CountLateAtWindow())
+                .name("late-at-window")
+                .uid("late-at-window");
         return new Streams(aggregates, events.getSideOutput(Ingest.DEAD_LETTERS));
     }
 
-    public static <T> CanonicalSnapshotSinkBuilder<T> sink(JobConfig config, RowFormat<T> format, int buckets) {
+    public static <T> CanonicalSnapshotSinkBuilder<T> sink(
+            JobConfig config, RowFormat<T> format, int buckets) {
         return CanonicalSnapshotSink.<T>builder()
                 .pipeline(config.pipeline())
                 .jobVersion(config.jobVersion())
@@ -87,7 +106,8 @@ public final class SnapshotPipeline {
                 .rowFormat(format);
     }
 
-    static final class Totals implements AggregateFunction<Event, WindowAggregate, WindowAggregate> {
+    static final class Totals
+            implements AggregateFunction<Event, WindowAggregate, WindowAggregate> {
         @Override
         public WindowAggregate createAccumulator() {
             return new WindowAggregate();
@@ -109,9 +129,14 @@ public final class SnapshotPipeline {
         }
     }
 
-    static final class CloseWindow extends ProcessWindowFunction<WindowAggregate, WindowAggregate, String, TimeWindow> {
+    static final class CloseWindow
+            extends ProcessWindowFunction<WindowAggregate, WindowAggregate, String, TimeWindow> {
         @Override
-        public void process(String device, Context ctx, Iterable<WindowAggregate> totals, Collector<WindowAggregate> out) {
+        public void process(
+                String device,
+                Context ctx,
+                Iterable<WindowAggregate> totals,
+                Collector<WindowAggregate> out) {
             WindowAggregate a = totals.iterator().next();
             a.windowStart = ctx.window().getStart();
             a.windowEnd = ctx.window().getEnd();
@@ -131,8 +156,12 @@ public final class SnapshotPipeline {
         @Override
         public void processElement(Event e, Context ctx, Collector<Void> out) {
             late.inc();
-            LOG.warn("Event of {} at {} ({}) reached the window operator after its window closed, although its source"
-                    + " judged it on time; it is left out of the window", e.device, Instant.ofEpochMilli(e.timestampMillis), e.origin);
+            LOG.warn(
+                    "Event of {} at {} ({}) reached the window operator after its window closed, although its source"
+                            + " judged it on time; it is left out of the window",
+                    e.device,
+                    Instant.ofEpochMilli(e.timestampMillis),
+                    e.origin);
         }
     }
 }

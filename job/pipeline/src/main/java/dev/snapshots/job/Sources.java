@@ -2,13 +2,13 @@ package dev.snapshots.job;
 
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
-import dev.snapshots.job.ingest.Ingested;
 import dev.snapshots.job.ingest.EventJudge;
 import dev.snapshots.job.ingest.EventParser;
-import dev.snapshots.job.source.TelemetryGenerator;
+import dev.snapshots.job.ingest.Ingested;
 import dev.snapshots.job.source.IndexedSource;
 import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.RawRecord;
+import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -50,8 +50,14 @@ public final class Sources {
     public static DataStream<Ingested> create(StreamExecutionEnvironment env, JobConfig config) {
         switch (config.source()) {
             case "generator":
-                return indexed(env, config, generatorFunction(config), generatorCount(config), 1,
-                        RateLimiterStrategy.perSecond(config.get(JobOptions.EVENTS_PER_SECOND)), "generator");
+                return indexed(
+                        env,
+                        config,
+                        generatorFunction(config),
+                        generatorCount(config),
+                        1,
+                        RateLimiterStrategy.perSecond(config.get(JobOptions.EVENTS_PER_SECOND)),
+                        "generator");
             case "file":
                 return file(env, config);
             default:
@@ -60,65 +66,120 @@ public final class Sources {
     }
 
     public static TelemetryGenerator generatorFunction(JobConfig c) {
-        return new TelemetryGenerator(c.start().toEpochMilli(), c.get(JobOptions.SEED), (int) c.get(JobOptions.KEYS), c.windowLength().toMillis(),
-                (int) c.get(JobOptions.EVENTS_PER_WINDOW), (int) c.get(JobOptions.BAD_EVERY), (int) c.get(JobOptions.LATE_EVERY),
-                c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(), (int) c.get(JobOptions.MAX_RECORD_BYTES));
+        return new TelemetryGenerator(
+                c.start().toEpochMilli(),
+                c.get(JobOptions.SEED),
+                (int) c.get(JobOptions.KEYS),
+                c.windowLength().toMillis(),
+                (int) c.get(JobOptions.EVENTS_PER_WINDOW),
+                (int) c.get(JobOptions.BAD_EVERY),
+                (int) c.get(JobOptions.LATE_EVERY),
+                c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
+                (int) c.get(JobOptions.MAX_RECORD_BYTES));
     }
 
     /** How many records the generator makes: windows x events per window, or unbounded. */
     public static long generatorCount(JobConfig c) {
         long windows = c.get(JobOptions.WINDOWS);
-        return windows == 0 ? IndexedSource.UNBOUNDED : windows * c.get(JobOptions.EVENTS_PER_WINDOW);
+        return windows == 0
+                ? IndexedSource.UNBOUNDED
+                : windows * c.get(JobOptions.EVENTS_PER_WINDOW);
     }
 
     /** The job's parsing and lateness rule, which every source applies to every split. */
     public static EventJudge judge(JobConfig c) {
-        EventParser parser = new EventParser((int) c.get(JobOptions.MAX_RECORD_BYTES),
-                c.get(JobOptions.FUTURE_HORIZON).toMillis(), c.get(JobOptions.PAST_HORIZON).toMillis());
-        return new EventJudge(parser, new LatenessRule(c.windowLength().toMillis(), c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
-                c.get(JobOptions.IDLENESS).toMillis()));
+        EventParser parser =
+                new EventParser(
+                        (int) c.get(JobOptions.MAX_RECORD_BYTES),
+                        c.get(JobOptions.FUTURE_HORIZON).toMillis(),
+                        c.get(JobOptions.PAST_HORIZON).toMillis());
+        return new EventJudge(
+                parser,
+                new LatenessRule(
+                        c.windowLength().toMillis(),
+                        c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
+                        c.get(JobOptions.IDLENESS).toMillis()));
     }
 
-    /** The sources emit each split's watermark themselves; the strategy adds the alignment between splits. */
+    /**
+     * The sources emit each split's watermark themselves; the strategy adds the alignment between
+     * splits.
+     */
     static WatermarkStrategy<Ingested> watermarks(JobConfig c) {
         WatermarkStrategy<Ingested> strategy = WatermarkStrategy.noWatermarks();
         Duration drift = c.get(JobOptions.MAX_DRIFT);
-        return drift.isZero() ? strategy : strategy.withWatermarkAlignment("snapshots-" + c.pipeline(), drift, ALIGNMENT_UPDATE);
+        return drift.isZero()
+                ? strategy
+                : strategy.withWatermarkAlignment(
+                        "snapshots-" + c.pipeline(), drift, ALIGNMENT_UPDATE);
     }
 
     /**
      * Kinesis: shard positions and each shard's progress live in Flink's checkpoints. Any number of
      * shards per subtask; a shard read to its end hands its progress to its children.
      *
-     * @param assignmentSeed 0: shards go to readers in shard id order; otherwise shuffled by it (tests)
+     * @param assignmentSeed 0: shards go to readers in shard id order; otherwise shuffled by it
+     *     (tests)
      */
-    static DataStream<Ingested> kinesis(StreamExecutionEnvironment env, JobConfig c, long assignmentSeed) {
+    static DataStream<Ingested> kinesis(
+            StreamExecutionEnvironment env, JobConfig c, long assignmentSeed) {
         String arn = c.get(JobOptions.STREAM_ARN);
         Properties aws = new Properties();
         aws.setProperty(AWSConfigConstants.AWS_REGION, arn.split(":")[3]);
         if (!c.get(JobOptions.KINESIS_ENDPOINT).isEmpty()) {
             aws.setProperty(AWSConfigConstants.AWS_ENDPOINT, c.get(JobOptions.KINESIS_ENDPOINT));
         }
-        KinesisShardSource.Settings settings = new KinesisShardSource.Settings(arn, aws, c.get(JobOptions.INITIAL_POSITION),
-                c.get(JobOptions.SHARD_DISCOVERY), KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL, assignmentSeed);
-        return env.fromSource(new KinesisShardSource<>(settings, judge(c), TypeInformation.of(Ingested.class)), watermarks(c), "kinesis")
+        KinesisShardSource.Settings settings =
+                new KinesisShardSource.Settings(
+                        arn,
+                        aws,
+                        c.get(JobOptions.INITIAL_POSITION),
+                        c.get(JobOptions.SHARD_DISCOVERY),
+                        KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL,
+                        assignmentSeed);
+        return env.fromSource(
+                        new KinesisShardSource<>(
+                                settings, judge(c), TypeInformation.of(Ingested.class)),
+                        watermarks(c),
+                        "kinesis")
                 .uid("source-kinesis");
     }
 
     /**
-     * Records by index from {@code records}, in {@code splits} ranges, one reader per split. The uid
-     * is {@code source-NAME}.
+     * Records by index from {@code records}, in {@code splits} ranges, one reader per split. The
+     * uid is {@code source-NAME}.
      *
      * @param rate null: as fast as the job takes them
      */
-    public static DataStream<Ingested> indexed(StreamExecutionEnvironment env, JobConfig c, GeneratorFunction<Long, RawRecord> records,
-            long count, int splits, RateLimiterStrategy rate, String name) {
-        return indexed(env, c, new IndexedSource<>(records, count, splits, judge(c), TypeInformation.of(Ingested.class), rate), name)
+    public static DataStream<Ingested> indexed(
+            StreamExecutionEnvironment env,
+            JobConfig c,
+            GeneratorFunction<Long, RawRecord> records,
+            long count,
+            int splits,
+            RateLimiterStrategy rate,
+            String name) {
+        return indexed(
+                        env,
+                        c,
+                        new IndexedSource<>(
+                                records,
+                                count,
+                                splits,
+                                judge(c),
+                                TypeInformation.of(Ingested.class),
+                                rate),
+                        name)
                 .setParallelism(splits);
     }
 
-    /** An indexed source of the job's records, with the job's watermarks; uid {@code source-NAME}. */
-    public static SingleOutputStreamOperator<Ingested> indexed(StreamExecutionEnvironment env, JobConfig c, IndexedSource<Ingested> source,
+    /**
+     * An indexed source of the job's records, with the job's watermarks; uid {@code source-NAME}.
+     */
+    public static SingleOutputStreamOperator<Ingested> indexed(
+            StreamExecutionEnvironment env,
+            JobConfig c,
+            IndexedSource<Ingested> source,
             String name) {
         return env.fromSource(source, watermarks(c), name).uid("source-" + name);
     }
@@ -131,16 +192,20 @@ public final class Sources {
     private static DataStream<Ingested> file(StreamExecutionEnvironment env, JobConfig c) {
         Path path = Path.of(c.get(JobOptions.FILE));
         long lines;
-        try (Stream<String> s = Files.lines(path, StandardCharsets.ISO_8859_1)) { // counts lines of any bytes
+        try (Stream<String> s =
+                Files.lines(path, StandardCharsets.ISO_8859_1)) { // counts lines of any bytes
             lines = s.count();
         } catch (IOException | UncheckedIOException e) {
-            throw new IllegalArgumentException("--file " + path + " cannot be read: " + e.getMessage());
+            throw new IllegalArgumentException(
+                    "--file " + path + " cannot be read: " + e.getMessage());
         }
-        return indexed(env, c, new FileLines(path.toAbsolutePath().toString()), lines, 1, null, "file");
+        return indexed(
+                env, c, new FileLines(path.toAbsolutePath().toString()), lines, 1, null, "file");
     }
 
     static final class FileLines implements GeneratorFunction<Long, RawRecord> {
-        private static final Pattern TS = Pattern.compile("\"ts\"\\s*:\\s*(?:\"([^\"]+)\"|(-?\\d{1,18}))");
+        private static final Pattern TS =
+                Pattern.compile("\"ts\"\\s*:\\s*(?:\"([^\"]+)\"|(-?\\d{1,18}))");
         private final String path;
         private transient List<byte[]> lines;
         private transient long[] arrivals;
@@ -151,13 +216,21 @@ public final class Sources {
 
         @Override
         public void open(SourceReaderContext context) throws IOException {
-            lines = Files.readAllLines(Path.of(path), StandardCharsets.ISO_8859_1).stream()
-                    .map(l -> l.getBytes(StandardCharsets.ISO_8859_1)) // the raw bytes, UTF-8 or not
-                    .toList();
+            lines =
+                    Files.readAllLines(Path.of(path), StandardCharsets.ISO_8859_1).stream()
+                            .map(
+                                    l ->
+                                            l.getBytes(
+                                                    StandardCharsets
+                                                            .ISO_8859_1)) // the raw bytes, UTF-8 or
+                            // not
+                            .toList();
             arrivals = new long[lines.size()];
             long last = 0;
             for (int i = 0; i < arrivals.length; i++) {
-                last = ownTimestamp(new String(lines.get(i), StandardCharsets.ISO_8859_1)).orElse(last);
+                last =
+                        ownTimestamp(new String(lines.get(i), StandardCharsets.ISO_8859_1))
+                                .orElse(last);
                 arrivals[i] = last;
             }
         }
@@ -168,9 +241,10 @@ public final class Sources {
                 return Optional.empty();
             }
             try {
-                return Optional.of(m.group(2) != null
-                        ? Long.parseLong(m.group(2))
-                        : OffsetDateTime.parse(m.group(1)).toInstant().toEpochMilli());
+                return Optional.of(
+                        m.group(2) != null
+                                ? Long.parseLong(m.group(2))
+                                : OffsetDateTime.parse(m.group(1)).toInstant().toEpochMilli());
             } catch (RuntimeException e) {
                 return Optional.empty();
             }

@@ -1,7 +1,7 @@
 package dev.snapshots.job;
 
-import dev.snapshots.job.ingest.Event;
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.job.ingest.Event;
 import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -10,26 +10,35 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.annotation.Internal;
 
 /**
- * One device's totals over one window: a row of a snapshot. Accumulated in exact millionths, so
- * the result is the same whatever order the events arrived in. A Flink POJO, also the accumulator.
+ * One device's totals over one window: a row of a snapshot. Accumulated in exact millionths, so the
+ * result is the same whatever order the events arrived in. A Flink POJO, also the accumulator.
  */
 @Internal
 public class WindowAggregate {
     /** Schema version 1 of the snapshot rows. */
-    public static final Schema SCHEMA = SchemaBuilder.record("WindowAggregate").namespace("dev.snapshots.job").fields()
-            .requiredString("device")
-            .name("window_start").type(timestamp()).noDefault()
-            .name("window_end").type(timestamp()).noDefault()
-            .requiredLong("count")
-            .requiredDouble("value_sum")
-            .requiredDouble("value_min")
-            .requiredDouble("value_max")
-            .requiredDouble("value_mean")
-            .requiredDouble("value_last")
-            .name("last_event_time").type(timestamp()).noDefault()
-            .requiredLong("bytes_total")
-            .requiredDouble("latency_max_ms")
-            .endRecord();
+    public static final Schema SCHEMA =
+            SchemaBuilder.record("WindowAggregate")
+                    .namespace("dev.snapshots.job")
+                    .fields()
+                    .requiredString("device")
+                    .name("window_start")
+                    .type(timestamp())
+                    .noDefault()
+                    .name("window_end")
+                    .type(timestamp())
+                    .noDefault()
+                    .requiredLong("count")
+                    .requiredDouble("value_sum")
+                    .requiredDouble("value_min")
+                    .requiredDouble("value_max")
+                    .requiredDouble("value_mean")
+                    .requiredDouble("value_last")
+                    .name("last_event_time")
+                    .type(timestamp())
+                    .noDefault()
+                    .requiredLong("bytes_total")
+                    .requiredDouble("latency_max_ms")
+                    .endRecord();
 
     public String device;
     public long windowStart;
@@ -52,8 +61,10 @@ public class WindowAggregate {
         sumMicros += e.valueMicros;
         minMicros = Math.min(minMicros, e.valueMicros);
         maxMicros = Math.max(maxMicros, e.valueMicros);
-        // The last value by event time; among events at the same millisecond the highest value wins.
-        if (e.timestampMillis > lastTimestamp || (e.timestampMillis == lastTimestamp && e.valueMicros > lastMicros)) {
+        // The last value by event time; among events at the same millisecond the highest value
+        // wins.
+        if (e.timestampMillis > lastTimestamp
+                || (e.timestampMillis == lastTimestamp && e.valueMicros > lastMicros)) {
             lastTimestamp = e.timestampMillis;
             lastMicros = e.valueMicros;
         }
@@ -69,7 +80,9 @@ public class WindowAggregate {
         m.sumMicros = sumMicros + o.sumMicros;
         m.minMicros = Math.min(minMicros, o.minMicros);
         m.maxMicros = Math.max(maxMicros, o.maxMicros);
-        boolean mine = lastTimestamp > o.lastTimestamp || (lastTimestamp == o.lastTimestamp && lastMicros >= o.lastMicros);
+        boolean mine =
+                lastTimestamp > o.lastTimestamp
+                        || (lastTimestamp == o.lastTimestamp && lastMicros >= o.lastMicros);
         m.lastTimestamp = mine ? lastTimestamp : o.lastTimestamp;
         m.lastMicros = mine ? lastMicros : o.lastMicros;
         m.bytes = bytes + o.bytes;
@@ -101,7 +114,8 @@ public class WindowAggregate {
 
         @Override
         public GenericRecord toRecord(WindowAggregate a) {
-            // By position, in SCHEMA's field order: by name would look each field up in a map, 12 times a row.
+            // By position, in SCHEMA's field order: by name would look each field up in a map, 12
+            // times a row.
             GenericRecord r = new GenericData.Record(SCHEMA);
             r.put(0, a.device);
             r.put(1, a.windowStart);

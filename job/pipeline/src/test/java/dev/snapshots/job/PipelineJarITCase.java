@@ -11,30 +11,53 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The jar submitted to Flink holds the pipeline and what it runs on, and nothing of the operator's
- * command line, the development harness or the test kit: no fault proxy, and no AWS client but
- * the S3 store's and the one the Kinesis connector bundles under its own relocation.
+ * command line, the development harness or the test kit: no fault proxy, and no AWS client but the
+ * S3 store's and the one the Kinesis connector bundles under its own relocation.
  */
 class PipelineJarITCase {
     @Test
     void theJobJarHoldsOnlyThePipelineAndWhatItRunsOn() throws Exception {
         Path jar;
         try (Stream<Path> built = Files.list(Path.of("target"))) {
-            jar = built.filter(p -> p.getFileName().toString().endsWith("-job.jar")).findFirst().orElseThrow();
+            jar =
+                    built.filter(p -> p.getFileName().toString().endsWith("-job.jar"))
+                            .findFirst()
+                            .orElseThrow();
         }
         List<String> entries;
         try (JarFile file = new JarFile(jar.toFile())) {
-            entries = file.stream().map(e -> e.getName()).filter(n -> n.endsWith(".class")).toList();
+            entries =
+                    file.stream().map(e -> e.getName()).filter(n -> n.endsWith(".class")).toList();
         }
-        System.out.printf("FIGURES %s: %,d bytes, %,d classes%n", jar.getFileName(), Files.size(jar), entries.size());
+        System.out.printf(
+                "FIGURES %s: %,d bytes, %,d classes%n",
+                jar.getFileName(), Files.size(jar), entries.size());
 
-        assertThat(entries).contains("dev/snapshots/job/SnapshotJob.class", "dev/snapshots/sink/SnapshotWriter.class",
-                "dev/snapshots/store/s3/S3ObjectStore.class", "dev/snapshots/job/source/kinesis/KinesisShardSource.class");
-        assertThat(entries).as("the command line, the harness, the test kit")
-                .noneMatch(n -> n.startsWith("dev/snapshots/cli/") || n.startsWith("dev/snapshots/harness/")
-                        || n.startsWith("dev/snapshots/testkit/"));
-        assertThat(entries).as("AWS service clients other than S3, outside the Kinesis connector's relocation")
-                .noneMatch(n -> n.startsWith("software/amazon/awssdk/services/") && !n.startsWith("software/amazon/awssdk/services/s3/"));
-        assertThat(entries).as("a Flink runtime of its own").noneMatch(n -> n.startsWith("org/apache/flink/runtime/")
-                || n.startsWith("org/apache/flink/streaming/api/environment/"));
+        assertThat(entries)
+                .contains(
+                        "dev/snapshots/job/SnapshotJob.class",
+                        "dev/snapshots/sink/SnapshotWriter.class",
+                        "dev/snapshots/store/s3/S3ObjectStore.class",
+                        "dev/snapshots/job/source/kinesis/KinesisShardSource.class");
+        assertThat(entries)
+                .as("the command line, the harness, the test kit")
+                .noneMatch(
+                        n ->
+                                n.startsWith("dev/snapshots/cli/")
+                                        || n.startsWith("dev/snapshots/harness/")
+                                        || n.startsWith("dev/snapshots/testkit/"));
+        assertThat(entries)
+                .as("AWS service clients other than S3, outside the Kinesis connector's relocation")
+                .noneMatch(
+                        n ->
+                                n.startsWith("software/amazon/awssdk/services/")
+                                        && !n.startsWith("software/amazon/awssdk/services/s3/"));
+        assertThat(entries)
+                .as("a Flink runtime of its own")
+                .noneMatch(
+                        n ->
+                                n.startsWith("org/apache/flink/runtime/")
+                                        || n.startsWith(
+                                                "org/apache/flink/streaming/api/environment/"));
     }
 }

@@ -1,9 +1,9 @@
 package dev.snapshots.job;
 
-import dev.snapshots.job.config.JobConfig;
-import dev.snapshots.job.source.TelemetryGenerator;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.job.config.JobConfig;
+import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
@@ -35,52 +35,72 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A savepoint taken by an earlier release (the one before the modules were split, with its job
- * and input: the generator flags below) restores in this one, and the job then publishes exactly
- * the parts, keys and fingerprints, that the earlier release published from it. The fixture is
- * written once with {@code -Dgolden.write=true}, by the release it stands for, and never again.
+ * A savepoint taken by an earlier release (the one before the modules were split, with its job and
+ * input: the generator flags below) restores in this one, and the job then publishes exactly the
+ * parts, keys and fingerprints, that the earlier release published from it. The fixture is written
+ * once with {@code -Dgolden.write=true}, by the release it stands for, and never again.
  */
 class SavepointFixtureITCase {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(4)
-            .build());
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
 
-    private static final Path FIXTURE = Path.of("src/test/resources/savepoints/generator-before-modules");
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final Path FIXTURE =
+            Path.of("src/test/resources/savepoints/generator-before-modules");
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     @Test
-    void aSavepointOfTheEarlierReleaseRestoresAndPublishesWhatThatReleasePublishedFromIt() throws Exception {
+    void aSavepointOfTheEarlierReleaseRestoresAndPublishesWhatThatReleasePublishedFromIt()
+            throws Exception {
         Path published = FIXTURE.resolve("published-after-restore.json");
         if (!Files.exists(published) && Boolean.getBoolean("golden.write")) {
             writeFixture(published);
         }
-        Map<String, String> expected = JSON.readValue(published.toFile(), new TypeReference<TreeMap<String, String>>() {});
+        Map<String, String> expected =
+                JSON.readValue(published.toFile(), new TypeReference<TreeMap<String, String>>() {});
 
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
-        run(config(store, "20000"), FIXTURE.resolve("savepoint").toAbsolutePath().toUri().toString());
+        run(
+                config(store, "20000"),
+                FIXTURE.resolve("savepoint").toAbsolutePath().toUri().toString());
 
-        assertThat(expected).as("the fixture holds parts published after the restore").hasSizeGreaterThan(10);
+        assertThat(expected)
+                .as("the fixture holds parts published after the restore")
+                .hasSizeGreaterThan(10);
         assertThat(fingerprints(store)).isEqualTo(expected);
     }
 
-    /** Runs the job until two windows are complete, stops it with a savepoint, restores that and records what it publishes. */
+    /**
+     * Runs the job until two windows are complete, stops it with a savepoint, restores that and
+     * records what it publishes.
+     */
     private void writeFixture(Path published) throws Exception {
         StoreSpec first = StoreKind.FILESYSTEM.fresh();
         JobConfig slow = config(first, "1500");
         JobClient job = start(slow, null);
         long target = TelemetryGenerator.START_MILLIS + 2 * slow.windowLength().toMillis();
         try (ObjectStore s = first.open()) {
-            while (CompletionPointer.read(s, PartKind.SNAPSHOT, slow.pipeline(), slow.jobVersion()).orElse(0L) < target) {
+            while (CompletionPointer.read(s, PartKind.SNAPSHOT, slow.pipeline(), slow.jobVersion())
+                            .orElse(0L)
+                    < target) {
                 Thread.sleep(50);
             }
         }
-        Path savepoint = Path.of(URI.create(job.stopWithSavepoint(false, tmp.toUri().toString(), SavepointFormatType.CANONICAL)
-                .get(2, TimeUnit.MINUTES)));
+        Path savepoint =
+                Path.of(
+                        URI.create(
+                                job.stopWithSavepoint(
+                                                false,
+                                                tmp.toUri().toString(),
+                                                SavepointFormatType.CANONICAL)
+                                        .get(2, TimeUnit.MINUTES)));
         Path copy = FIXTURE.resolve("savepoint");
         Files.createDirectories(copy);
         try (Stream<Path> files = Files.list(savepoint)) {
@@ -94,9 +114,27 @@ class SavepointFixtureITCase {
     }
 
     private static JobConfig config(StoreSpec store, String eventsPerSecond) {
-        return JobConfig.parse(new String[] {"--store", store.uri().toString(), "--windows", "6", "--events-per-window", "300",
-            "--keys", "40", "--bad-every", "23", "--late-every", "61", "--parallelism", "2", "--checkpoint-interval", "300ms",
-            "--events-per-second", eventsPerSecond});
+        return JobConfig.parse(
+                new String[] {
+                    "--store",
+                    store.uri().toString(),
+                    "--windows",
+                    "6",
+                    "--events-per-window",
+                    "300",
+                    "--keys",
+                    "40",
+                    "--bad-every",
+                    "23",
+                    "--late-every",
+                    "61",
+                    "--parallelism",
+                    "2",
+                    "--checkpoint-interval",
+                    "300ms",
+                    "--events-per-second",
+                    eventsPerSecond
+                });
     }
 
     private static void run(JobConfig config, String savepoint) throws Exception {
@@ -119,7 +157,9 @@ class SavepointFixtureITCase {
             store.list("", o -> keys.add(o.key()));
             for (String key : keys) {
                 if (ObjectKeys.parse(key).isPresent()) {
-                    out.put(key, store.head(key).orElseThrow().metadata().get(PartMetadata.FINGERPRINT));
+                    out.put(
+                            key,
+                            store.head(key).orElseThrow().metadata().get(PartMetadata.FINGERPRINT));
                 }
             }
         }

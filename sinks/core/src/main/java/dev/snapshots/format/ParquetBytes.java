@@ -6,7 +6,9 @@ import org.apache.parquet.io.DelegatingSeekableInputStream;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
 
-/** A Parquet file held in memory, readable by any parquet-java reader without Hadoop's filesystems. */
+/**
+ * A Parquet file held in memory, readable by any parquet-java reader without Hadoop's filesystems.
+ */
 @Internal
 public final class ParquetBytes implements InputFile {
     private final byte[] content;

@@ -1,15 +1,15 @@
 package dev.snapshots.format;
 
+import dev.snapshots.key.PartKind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.nio.charset.StandardCharsets;
-import dev.snapshots.key.PartKind;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
@@ -36,17 +36,19 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  *
  * <p>Nothing time- or host-dependent enters the file: parquet-java writes no timestamps, and
  * provenance goes into object metadata, not the file. Within one JVM equal rows give equal bytes.
- * Across JVMs parquet-java may order a footer's encoding list differently, which is why
- * divergence is judged on the {@linkplain #fingerprint fingerprint}, never on file bytes.
+ * Across JVMs parquet-java may order a footer's encoding list differently, which is why divergence
+ * is judged on the {@linkplain #fingerprint fingerprint}, never on file bytes.
  */
 @Internal
 public final class PartEncoding {
-    private static final byte[] FINGERPRINT_DOMAIN = "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] FINGERPRINT_DOMAIN =
+            "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
 
     private PartEncoding() {}
 
     /** The file of a part of this kind: Parquet for snapshots, JSON lines for dead letters. */
-    public static byte[] encode(PartKind kind, List<GenericRecord> rows, Schema schema) throws IOException {
+    public static byte[] encode(PartKind kind, List<GenericRecord> rows, Schema schema)
+            throws IOException {
         BytesOutput out = new BytesOutput();
         BulkWriter<GenericRecord> writer = writer(kind, schema, out);
         for (GenericRecord row : rows) {
@@ -61,12 +63,16 @@ public final class PartEncoding {
         return encode(PartKind.SNAPSHOT, rows, schema);
     }
 
-    public static List<GenericRecord> decode(PartKind kind, byte[] content, Schema schema) throws IOException {
+    public static List<GenericRecord> decode(PartKind kind, byte[] content, Schema schema)
+            throws IOException {
         return kind == PartKind.SNAPSHOT ? decode(content) : decodeJsonLines(content, schema);
     }
 
-    private static BulkWriter<GenericRecord> writer(PartKind kind, Schema schema, FSDataOutputStream out) throws IOException {
-        return kind == PartKind.SNAPSHOT ? parquetWriters(schema).create(out) : new JsonLines(schema, out);
+    private static BulkWriter<GenericRecord> writer(
+            PartKind kind, Schema schema, FSDataOutputStream out) throws IOException {
+        return kind == PartKind.SNAPSHOT
+                ? parquetWriters(schema).create(out)
+                : new JsonLines(schema, out);
     }
 
     /**
@@ -97,7 +103,9 @@ public final class PartEncoding {
             return out.bytes.toByteArray();
         }
 
-        /** The part's {@linkplain PartEncoding#fingerprint fingerprint}, once every row is added. */
+        /**
+         * The part's {@linkplain PartEncoding#fingerprint fingerprint}, once every row is added.
+         */
         public String fingerprint() {
             return fingerprint.hex();
         }
@@ -150,28 +158,31 @@ public final class PartEncoding {
      * comparison, such as the benchmark's FileSink, writes exactly the same format.
      *
      * <p>No dictionary encoding: a part holds one row per key, so key and measure columns are
-     * nearly all distinct, and parquet-java would build each column's dictionary only to discard
-     * it and encode the page again plainly (docs/BENCHMARKS.md has what it cost).
+     * nearly all distinct, and parquet-java would build each column's dictionary only to discard it
+     * and encode the page again plainly (docs/BENCHMARKS.md has what it cost).
      */
     public static ParquetWriterFactory<GenericRecord> parquetWriters(Schema schema) {
         String schemaJson = schema.toString();
-        ParquetBuilder<GenericRecord> builder = out -> AvroParquetWriter.<GenericRecord>builder(out)
-                .withSchema(new Schema.Parser().parse(schemaJson))
-                .withDataModel(GenericData.get())
-                .withCompressionCodec(CompressionCodecName.SNAPPY)
-                .withDictionaryEncoding(false)
-                .withConf(hadoopConf())
-                .build();
+        ParquetBuilder<GenericRecord> builder =
+                out ->
+                        AvroParquetWriter.<GenericRecord>builder(out)
+                                .withSchema(new Schema.Parser().parse(schemaJson))
+                                .withDataModel(GenericData.get())
+                                .withCompressionCodec(CompressionCodecName.SNAPPY)
+                                .withDictionaryEncoding(false)
+                                .withConf(hadoopConf())
+                                .build();
         return new ParquetWriterFactory<>(builder);
     }
 
     /** The records of a Parquet part, read with parquet-avro's reader. */
     public static List<GenericRecord> decode(byte[] parquet) throws IOException {
         List<GenericRecord> rows = new ArrayList<>();
-        try (ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(new ParquetBytes(parquet))
-                .withDataModel(GenericData.get())
-                .withConf(hadoopConf())
-                .build()) {
+        try (ParquetReader<GenericRecord> reader =
+                AvroParquetReader.<GenericRecord>builder(new ParquetBytes(parquet))
+                        .withDataModel(GenericData.get())
+                        .withConf(hadoopConf())
+                        .build()) {
             for (GenericRecord r = reader.read(); r != null; r = reader.read()) {
                 rows.add(r);
             }
@@ -194,17 +205,22 @@ public final class PartEncoding {
     private static final class Fingerprint {
         private final MessageDigest sha = sha256();
         private final GenericDatumWriter<GenericRecord> writer;
-        /** One row's encoding, hashed in place: a part has thousands of rows, each would be copied. */
+
+        /**
+         * One row's encoding, hashed in place: a part has thousands of rows, each would be copied.
+         */
         private final RowBuffer row = new RowBuffer();
+
         private final ByteBuffer length = ByteBuffer.allocate(4);
         private BinaryEncoder encoder;
 
         Fingerprint(Schema schema, int schemaVersion) {
             sha.update(FINGERPRINT_DOMAIN);
-            sha.update(ByteBuffer.allocate(12)
-                    .putInt(schemaVersion)
-                    .putLong(SchemaNormalization.parsingFingerprint64(schema))
-                    .array());
+            sha.update(
+                    ByteBuffer.allocate(12)
+                            .putInt(schemaVersion)
+                            .putLong(SchemaNormalization.parsingFingerprint64(schema))
+                            .array());
             writer = new GenericDatumWriter<>(schema);
         }
 

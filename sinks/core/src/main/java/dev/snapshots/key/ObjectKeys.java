@@ -61,11 +61,17 @@ public final class ObjectKeys {
     private static final int DIGEST_HEX_CHARS = 16;
     private static final String WINDOW_DIRECTORY =
             "(_deadletter/)?([a-z0-9][a-z0-9_-]*)/v=(\\d+)/schema=(\\d+)/date=(\\d{4}-\\d{2}-\\d{2})/window=(\\d{4})/";
-    private static final Pattern PART = Pattern.compile(WINDOW_DIRECTORY
-            + "part-(\\d{5})-of-(\\d{5})-([0-9a-f]{" + DIGEST_HEX_CHARS + "})\\.(parquet|jsonl)");
-    private static final Pattern MANIFEST = Pattern.compile(WINDOW_DIRECTORY + Pattern.quote(MANIFEST_FILE));
+    private static final Pattern PART =
+            Pattern.compile(
+                    WINDOW_DIRECTORY
+                            + "part-(\\d{5})-of-(\\d{5})-([0-9a-f]{"
+                            + DIGEST_HEX_CHARS
+                            + "})\\.(parquet|jsonl)");
+    private static final Pattern MANIFEST =
+            Pattern.compile(WINDOW_DIRECTORY + Pattern.quote(MANIFEST_FILE));
     private static final Pattern WINDOW_DIRECTORY_ONLY = Pattern.compile(WINDOW_DIRECTORY);
-    private static final Pattern DATE_DIRECTORY = Pattern.compile(".*/date=(\\d{4}-\\d{2}-\\d{2})/");
+    private static final Pattern DATE_DIRECTORY =
+            Pattern.compile(".*/date=(\\d{4}-\\d{2}-\\d{2})/");
 
     private ObjectKeys() {}
 
@@ -74,34 +80,76 @@ public final class ObjectKeys {
     }
 
     public static String partKey(PartKind kind, WorkIdentity id) {
-        return windowPrefix(kind, id.pipeline(), id.jobVersion(), id.schemaVersion(), id.windowStartMillis())
-                + String.format(Locale.ROOT, "part-%05d-of-%05d-%s.%s", id.bucket(), id.bucketCount(), digest(id), kind.extension());
+        return windowPrefix(
+                        kind,
+                        id.pipeline(),
+                        id.jobVersion(),
+                        id.schemaVersion(),
+                        id.windowStartMillis())
+                + String.format(
+                        Locale.ROOT,
+                        "part-%05d-of-%05d-%s.%s",
+                        id.bucket(),
+                        id.bucketCount(),
+                        digest(id),
+                        kind.extension());
     }
 
-    /** The directory of one window's parts and manifest. Formatted in Locale.ROOT: keys never depend on the JVM's locale. */
-    public static String windowPrefix(PartKind kind, String pipeline, int jobVersion, int schemaVersion, long windowStartMillis) {
+    /**
+     * The directory of one window's parts and manifest. Formatted in Locale.ROOT: keys never depend
+     * on the JVM's locale.
+     */
+    public static String windowPrefix(
+            PartKind kind,
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            long windowStartMillis) {
         ZonedDateTime start = Instant.ofEpochMilli(windowStartMillis).atZone(ZoneOffset.UTC);
-        return schemaPrefix(kind, pipeline, jobVersion, schemaVersion) + String.format(Locale.ROOT, "date=%04d-%02d-%02d/window=%02d%02d/",
-                start.getYear(), start.getMonthValue(), start.getDayOfMonth(), start.getHour(), start.getMinute());
+        return schemaPrefix(kind, pipeline, jobVersion, schemaVersion)
+                + String.format(
+                        Locale.ROOT,
+                        "date=%04d-%02d-%02d/window=%02d%02d/",
+                        start.getYear(),
+                        start.getMonthValue(),
+                        start.getDayOfMonth(),
+                        start.getHour(),
+                        start.getMinute());
     }
 
     /** Where one schema of a job version keeps its date directories. */
-    public static String schemaPrefix(PartKind kind, String pipeline, int jobVersion, int schemaVersion) {
-        return kind.prefix() + versionPrefix(pipeline, jobVersion) + "schema=" + schemaVersion + "/";
+    public static String schemaPrefix(
+            PartKind kind, String pipeline, int jobVersion, int schemaVersion) {
+        return kind.prefix()
+                + versionPrefix(pipeline, jobVersion)
+                + "schema="
+                + schemaVersion
+                + "/";
     }
 
-    /** The start of the day a date directory ({@code .../date=2026-11-30/}) holds, or empty for anything else. */
+    /**
+     * The start of the day a date directory ({@code .../date=2026-11-30/}) holds, or empty for
+     * anything else.
+     */
     public static OptionalLong dayStart(String dateDirectory) {
         Matcher m = DATE_DIRECTORY.matcher(dateDirectory);
         try {
-            return m.matches() ? OptionalLong.of(LocalDate.parse(m.group(1)).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli())
+            return m.matches()
+                    ? OptionalLong.of(
+                            LocalDate.parse(m.group(1))
+                                    .atStartOfDay(ZoneOffset.UTC)
+                                    .toInstant()
+                                    .toEpochMilli())
                     : OptionalLong.empty();
         } catch (DateTimeParseException e) {
             return OptionalLong.empty();
         }
     }
 
-    /** The window a window directory ({@code .../date=2026-11-30/window=1405/}) is for, or empty for anything else. */
+    /**
+     * The window a window directory ({@code .../date=2026-11-30/window=1405/}) is for, or empty for
+     * anything else.
+     */
     public static Optional<WindowKey> parseWindowDirectory(String directory) {
         return window(directory, WINDOW_DIRECTORY_ONLY.matcher(directory));
     }
@@ -110,8 +158,14 @@ public final class ObjectKeys {
      * A window's manifest: its parts, written once when the completion pointer passes the window.
      * Hidden from readers of {@code *.parquet} globs and from Hadoop-style readers ('_' prefix).
      */
-    public static String manifestKey(PartKind kind, String pipeline, int jobVersion, int schemaVersion, long windowStartMillis) {
-        return windowPrefix(kind, pipeline, jobVersion, schemaVersion, windowStartMillis) + MANIFEST_FILE;
+    public static String manifestKey(
+            PartKind kind,
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            long windowStartMillis) {
+        return windowPrefix(kind, pipeline, jobVersion, schemaVersion, windowStartMillis)
+                + MANIFEST_FILE;
     }
 
     /** The namespace one job version writes into: a replay with version N+1 never touches N's. */
@@ -125,27 +179,34 @@ public final class ObjectKeys {
         return kind.prefix() + versionPrefix(pipeline, jobVersion) + PROGRESS_FILE;
     }
 
-    /** Where the completion pointer's states are kept, one immutable object per update: see {@link #progressEntryKey}. */
+    /**
+     * Where the completion pointer's states are kept, one immutable object per update: see {@link
+     * #progressEntryKey}.
+     */
     public static String progressLogPrefix(PartKind kind, String pipeline, int jobVersion) {
         return kind.prefix() + versionPrefix(pipeline, jobVersion) + PROGRESS_LOG;
     }
 
     /**
-     * The {@code sequence}th state of a completion pointer, created once with create-if-absent:
-     * the one conditional write every S3-compatible store makes atomic, so two updaters never both
-     * win a position, and the pointer never moves back.
+     * The {@code sequence}th state of a completion pointer, created once with create-if-absent: the
+     * one conditional write every S3-compatible store makes atomic, so two updaters never both win
+     * a position, and the pointer never moves back.
      */
-    public static String progressEntryKey(PartKind kind, String pipeline, int jobVersion, long sequence) {
-        return progressLogPrefix(kind, pipeline, jobVersion) + String.format(Locale.ROOT, "%020d.json", sequence);
+    public static String progressEntryKey(
+            PartKind kind, String pipeline, int jobVersion, long sequence) {
+        return progressLogPrefix(kind, pipeline, jobVersion)
+                + String.format(Locale.ROOT, "%020d.json", sequence);
     }
 
     /**
-     * The position of a log entry, or empty for anything else under the log's prefix: some
-     * stores list an upload still in flight under a temporary name beside it.
+     * The position of a log entry, or empty for anything else under the log's prefix: some stores
+     * list an upload still in flight under a temporary name beside it.
      */
     public static OptionalLong progressEntry(String key) {
         String name = key.substring(key.lastIndexOf('/') + 1);
-        return PROGRESS_ENTRY.matcher(name).matches() ? OptionalLong.of(Long.parseLong(name.substring(0, 20))) : OptionalLong.empty();
+        return PROGRESS_ENTRY.matcher(name).matches()
+                ? OptionalLong.of(Long.parseLong(name.substring(0, 20)))
+                : OptionalLong.empty();
     }
 
     /** The job version readers of a pipeline follow; moved by promotion only. */
@@ -159,20 +220,33 @@ public final class ObjectKeys {
         return pointerKey + LOCK_SUFFIX;
     }
 
-    /** A completion or current-version pointer, or its update lock: the protocol's own objects, not parts. */
+    /**
+     * A completion or current-version pointer, or its update lock: the protocol's own objects, not
+     * parts.
+     */
     public static boolean isPointer(String key) {
-        // Releases before 0.2 held a lock object beside a pointer while updating it; one may be left behind.
-        String k = key.endsWith(LOCK_SUFFIX) ? key.substring(0, key.length() - LOCK_SUFFIX.length()) : key;
-        return k.endsWith("/" + PROGRESS_FILE) || k.endsWith("/" + CURRENT_FILE) || k.contains("/" + PROGRESS_LOG);
+        // Releases before 0.2 held a lock object beside a pointer while updating it; one may be
+        // left behind.
+        String k =
+                key.endsWith(LOCK_SUFFIX)
+                        ? key.substring(0, key.length() - LOCK_SUFFIX.length())
+                        : key;
+        return k.endsWith("/" + PROGRESS_FILE)
+                || k.endsWith("/" + CURRENT_FILE)
+                || k.contains("/" + PROGRESS_LOG);
     }
 
     /** The pipeline whose current-version pointer {@code key} is, if it is one. */
     public static Optional<String> currentVersionPipeline(String key) {
         return key.endsWith("/" + CURRENT_FILE)
-                ? Optional.of(key.substring(0, key.length() - CURRENT_FILE.length() - 1)) : Optional.empty();
+                ? Optional.of(key.substring(0, key.length() - CURRENT_FILE.length() - 1))
+                : Optional.empty();
     }
 
-    /** A durable copy of a staged part; unique per staging, since several executions may stage one part. */
+    /**
+     * A durable copy of a staged part; unique per staging, since several executions may stage one
+     * part.
+     */
     public static String stagingKey(String partKey) {
         return STAGING_PREFIX + partKey + "." + UUID.randomUUID();
     }
@@ -181,20 +255,26 @@ public final class ObjectKeys {
     public static Optional<String> stagedPart(String key) {
         int dot = key.lastIndexOf('.');
         return key.startsWith(STAGING_PREFIX) && dot > STAGING_PREFIX.length()
-                ? Optional.of(key.substring(STAGING_PREFIX.length(), dot)) : Optional.empty();
+                ? Optional.of(key.substring(STAGING_PREFIX.length(), dot))
+                : Optional.empty();
     }
 
-    /** Evidence that a writer computed {@code fingerprint} for a key that already held other content. */
+    /**
+     * Evidence that a writer computed {@code fingerprint} for a key that already held other
+     * content.
+     */
     public static String divergenceKey(String partKey, String fingerprint) {
         return DIVERGENCE_PREFIX + partKey + "/" + fingerprint + ".json";
     }
 
     /** The part a piece of divergence evidence is about, or empty when the key is not evidence. */
     public static Optional<PartKey> parseDivergence(String evidenceKey) {
-        if (!evidenceKey.startsWith(DIVERGENCE_PREFIX) || evidenceKey.lastIndexOf('/') <= DIVERGENCE_PREFIX.length()) {
+        if (!evidenceKey.startsWith(DIVERGENCE_PREFIX)
+                || evidenceKey.lastIndexOf('/') <= DIVERGENCE_PREFIX.length()) {
             return Optional.empty();
         }
-        return parse(evidenceKey.substring(DIVERGENCE_PREFIX.length(), evidenceKey.lastIndexOf('/')));
+        return parse(
+                evidenceKey.substring(DIVERGENCE_PREFIX.length(), evidenceKey.lastIndexOf('/')));
     }
 
     /**
@@ -202,7 +282,10 @@ public final class ObjectKeys {
      * staged copies, audit acknowledgements, and pointer locks left by releases before 0.2.
      */
     public static boolean isProtocolObject(String key) {
-        return isPointer(key) || key.startsWith(DIVERGENCE_PREFIX) || key.startsWith(STAGING_PREFIX) || key.startsWith(AUDIT_PREFIX);
+        return isPointer(key)
+                || key.startsWith(DIVERGENCE_PREFIX)
+                || key.startsWith(STAGING_PREFIX)
+                || key.startsWith(AUDIT_PREFIX);
     }
 
     /** The fields a part key spells out, or empty when the key is not one of ours. */
@@ -213,8 +296,17 @@ public final class ObjectKeys {
             return Optional.empty();
         }
         WindowKey w = window.get();
-        return Optional.of(new PartKey(key, w.kind(), w.pipeline(), w.jobVersion(), w.schemaVersion(), w.windowStartMillis(),
-                Integer.parseInt(m.group(7)), Integer.parseInt(m.group(8)), m.group(9)));
+        return Optional.of(
+                new PartKey(
+                        key,
+                        w.kind(),
+                        w.pipeline(),
+                        w.jobVersion(),
+                        w.schemaVersion(),
+                        w.windowStartMillis(),
+                        Integer.parseInt(m.group(7)),
+                        Integer.parseInt(m.group(8)),
+                        m.group(9)));
     }
 
     /** The window a manifest key is for, or empty when the key is not a manifest. */
@@ -230,16 +322,34 @@ public final class ObjectKeys {
         String hhmm = m.group(6);
         long windowStart;
         try {
-            windowStart = Instant.parse(date + "T" + hhmm.substring(0, 2) + ":" + hhmm.substring(2) + ":00Z").toEpochMilli();
+            windowStart =
+                    Instant.parse(
+                                    date
+                                            + "T"
+                                            + hhmm.substring(0, 2)
+                                            + ":"
+                                            + hhmm.substring(2)
+                                            + ":00Z")
+                            .toEpochMilli();
         } catch (RuntimeException e) {
             return Optional.empty();
         }
-        return Optional.of(new WindowKey(m.group(1) == null ? PartKind.SNAPSHOT : PartKind.DEAD_LETTER, m.group(2),
-                Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)), windowStart));
+        return Optional.of(
+                new WindowKey(
+                        m.group(1) == null ? PartKind.SNAPSHOT : PartKind.DEAD_LETTER,
+                        m.group(2),
+                        Integer.parseInt(m.group(3)),
+                        Integer.parseInt(m.group(4)),
+                        windowStart));
     }
 
     /** One window's directory, as its keys spell it out. */
-    public record WindowKey(PartKind kind, String pipeline, int jobVersion, int schemaVersion, long windowStartMillis) {}
+    public record WindowKey(
+            PartKind kind,
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            long windowStartMillis) {}
 
     /** The fields of a part key, as read back from a listing. */
     public record PartKey(
@@ -258,24 +368,29 @@ public final class ObjectKeys {
         }
     }
 
-    /** SHA-256 over a length-prefixed encoding of every field, so no two field tuples encode alike. */
+    /**
+     * SHA-256 over a length-prefixed encoding of every field, so no two field tuples encode alike.
+     */
     static String digest(WorkIdentity id) {
         byte[] pipeline = id.pipeline().getBytes(StandardCharsets.UTF_8);
         byte[] pinned = id.pinnedInputs().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer buf = ByteBuffer.allocate(64 + pipeline.length + pinned.length)
-                .put((byte) 1) // encoding version of this digest
-                .putInt(pipeline.length)
-                .put(pipeline)
-                .putLong(id.windowStartMillis())
-                .putLong(id.windowLengthMillis())
-                .putInt(id.jobVersion())
-                .putInt(id.schemaVersion())
-                .putInt(id.bucket())
-                .putInt(id.bucketCount())
-                .putInt(pinned.length)
-                .put(pinned);
+        ByteBuffer buf =
+                ByteBuffer.allocate(64 + pipeline.length + pinned.length)
+                        .put((byte) 1) // encoding version of this digest
+                        .putInt(pipeline.length)
+                        .put(pipeline)
+                        .putLong(id.windowStartMillis())
+                        .putLong(id.windowLengthMillis())
+                        .putInt(id.jobVersion())
+                        .putInt(id.schemaVersion())
+                        .putInt(id.bucket())
+                        .putInt(id.bucketCount())
+                        .putInt(pinned.length)
+                        .put(pinned);
         try {
-            byte[] sha = MessageDigest.getInstance("SHA-256").digest(Arrays.copyOf(buf.array(), buf.position()));
+            byte[] sha =
+                    MessageDigest.getInstance("SHA-256")
+                            .digest(Arrays.copyOf(buf.array(), buf.position()));
             return HexFormat.of().formatHex(sha).substring(0, DIGEST_HEX_CHARS);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);

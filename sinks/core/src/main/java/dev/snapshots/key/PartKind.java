@@ -3,9 +3,9 @@ package dev.snapshots.key;
 import org.apache.flink.annotation.PublicEvolving;
 
 /**
- * What a part holds, which decides where its key lives and how its file is encoded: snapshot
- * rows as Parquet, or rejected input as JSON lines under {@code _deadletter/}. Both are published
- * by the same sink with the same exactly-once protocol.
+ * What a part holds, which decides where its key lives and how its file is encoded: snapshot rows
+ * as Parquet, or rejected input as JSON lines under {@code _deadletter/}. Both are published by the
+ * same sink with the same exactly-once protocol.
  */
 @PublicEvolving
 public enum PartKind {

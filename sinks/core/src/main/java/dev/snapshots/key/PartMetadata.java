@@ -16,6 +16,7 @@ public final class PartMetadata {
     public static final String JOB_VERSION = "job-version";
     public static final String WINDOW_START = "window-start";
     public static final String WINDOW_END = "window-end";
+
     /** Who wrote it: informational, never part of the key or the content. */
     public static final String WRITER_JOB = "writer-job";
 

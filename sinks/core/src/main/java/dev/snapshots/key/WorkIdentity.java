@@ -9,9 +9,9 @@ import java.util.regex.Pattern;
 import org.apache.flink.annotation.PublicEvolving;
 
 /**
- * The logical work one part of a snapshot stands for. Everything that makes two computations
- * "the same work" is here, and nothing about the process that did it: no task, host, attempt or
- * subtask. Two identities are equal exactly when their parts must collapse into one object.
+ * The logical work one part of a snapshot stands for. Everything that makes two computations "the
+ * same work" is here, and nothing about the process that did it: no task, host, attempt or subtask.
+ * Two identities are equal exactly when their parts must collapse into one object.
  */
 @PublicEvolving
 public record WorkIdentity(
@@ -40,7 +40,10 @@ public record WorkIdentity(
     public WorkIdentity {
         requirePipeline(pipeline);
         requireWindowLength(windowLengthMillis);
-        require(windowStartMillis >= 0, "window start must not be before 1970-01-01, got %s", windowStartMillis);
+        require(
+                windowStartMillis >= 0,
+                "window start must not be before 1970-01-01, got %s",
+                windowStartMillis);
         require(
                 windowStartMillis % windowLengthMillis == 0,
                 "window start %s is not aligned to the window length of %s",
@@ -78,8 +81,15 @@ public record WorkIdentity(
     }
 
     public static void requireBuckets(int bucket, int bucketCount) {
-        require(bucketCount >= 1 && bucketCount <= 99_999, "bucket count must be in 1..99999, got %s", bucketCount);
-        require(bucket >= 0 && bucket < bucketCount, "bucket must be in 0..%s, got %s", bucketCount - 1, bucket);
+        require(
+                bucketCount >= 1 && bucketCount <= 99_999,
+                "bucket count must be in 1..99999, got %s",
+                bucketCount);
+        require(
+                bucket >= 0 && bucket < bucketCount,
+                "bucket must be in 0..%s, got %s",
+                bucketCount - 1,
+                bucket);
     }
 
     private static void require(boolean condition, String message, Object... args) {
@@ -94,7 +104,8 @@ public record WorkIdentity(
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT,
+        return String.format(
+                Locale.ROOT,
                 "%s v%d schema %d window %s/%s bucket %d/%d%s",
                 pipeline,
                 jobVersion,

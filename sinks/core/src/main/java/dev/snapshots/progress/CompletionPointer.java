@@ -25,50 +25,72 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The completion pointer of a job version: every window ending at or before
- * {@code completeThroughMillis} has all its parts published, and a manifest listing them.
+ * The completion pointer of a job version: every window ending at or before {@code
+ * completeThroughMillis} has all its parts published, and a manifest listing them.
  *
  * <p>Each committer subtask, after publishing a batch of parts, records them and the mark its
  * writer sent with them (see {@link Progress} for what a mark proves, and why marks are kept per
  * run). For every window the pointer passes, the committer that moves it writes the window's
- * manifest first ({@link WindowManifest}), so a manifest exists for every window before the pointer.
+ * manifest first ({@link WindowManifest}), so a manifest exists for every window before the
+ * pointer.
  *
  * <p>No lock. Each state of the pointer is an immutable object at the next position of a log,
  * {@code .../v=N/_progress/00000000000000000042.json}, created with create-if-absent: of two
  * updaters that read position 41, one creates 42 and the other finds it taken, reads it and merges
  * into it. Merging only raises marks and adds parts, so the pointer never moves back. Why not a
  * compare-and-swap of one object: S3Proxy 4.1.0's {@code If-Match} is not atomic (see
- * docs/ARCHITECTURE.md), while create-if-absent is atomic on every store the sink supports, and
- * is what the whole sink already rests on. {@code _progress.json} beside
- * the log repeats the newest state for readers, with its position; a reader takes any newer entry
- * of the log over it, so a late copy never shows the pointer behind. The log keeps its newest
- * {@value #KEPT_ENTRIES} or so entries.
+ * docs/ARCHITECTURE.md), while create-if-absent is atomic on every store the sink supports, and is
+ * what the whole sink already rests on. {@code _progress.json} beside the log repeats the newest
+ * state for readers, with its position; a reader takes any newer entry of the log over it, so a
+ * late copy never shows the pointer behind. The log keeps its newest {@value #KEPT_ENTRIES} or so
+ * entries.
  */
 @PublicEvolving
 public final class CompletionPointer {
-    /** The format this release writes; it reads format 1 (before runs and manifests) and refuses newer ones. */
+    /**
+     * The format this release writes; it reads format 1 (before runs and manifests) and refuses
+     * newer ones.
+     */
     static final int FORMAT = 2;
+
     private static final Logger LOG = LoggerFactory.getLogger(CompletionPointer.class);
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
     private static final int MAX_ROUNDS = 100;
     private static final int KEPT_ENTRIES = 16;
-    /** Runs kept in the pointer; a run not heard from since the newest this many is forgotten, and starts again if it comes back. */
+
+    /**
+     * Runs kept in the pointer; a run not heard from since the newest this many is forgotten, and
+     * starts again if it comes back.
+     */
     private static final int KEPT_RUNS = 16;
 
     /** The sink a pointer belongs to. */
-    public record Scope(PartKind kind, String pipeline, int jobVersion, int schemaVersion, int buckets, long windowLengthMillis) {}
+    public record Scope(
+            PartKind kind,
+            String pipeline,
+            int jobVersion,
+            int schemaVersion,
+            int buckets,
+            long windowLengthMillis) {}
 
     /** A writer subtask's mark as its committer records it: see {@link Progress#withMark}. */
-    public record Mark(String run, int parallelism, int subtask, long watermark, long lastWindowEndMillis) {}
+    public record Mark(
+            String run, int parallelism, int subtask, long watermark, long lastWindowEndMillis) {}
 
     /** A part that is published, as its window's manifest will list it. */
-    public record PublishedPart(long windowStartMillis, int bucket, String key, String fingerprint, long rows) {}
+    public record PublishedPart(
+            long windowStartMillis, int bucket, String key, String fingerprint, long rows) {}
 
     /**
      * What a reader or the audit needs of a pointer: how far windows are complete, the first and
      * the newest window with a manifest (MIN before any; see {@link WindowManifest}), the schema.
      */
-    public record State(long completeThroughMillis, long manifestsFromMillis, long lastManifestMillis, int schemaVersion) {}
+    public record State(
+            long completeThroughMillis,
+            long manifestsFromMillis,
+            long lastManifestMillis,
+            int schemaVersion) {}
 
     /** The pointer cannot be read or updated as it is; parts are published regardless. */
     public static final class ProgressException extends IOException {
@@ -79,110 +101,179 @@ public final class CompletionPointer {
         }
     }
 
-    /** The newest state and its position in the log; -1 for a pointer written before the log existed. */
+    /**
+     * The newest state and its position in the log; -1 for a pointer written before the log
+     * existed.
+     */
     private record Latest(long sequence, Progress progress) {}
 
     private CompletionPointer() {}
 
     /** The pointer's value, or empty when nothing is complete yet. */
-    public static Optional<Long> read(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+    public static Optional<Long> read(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
         return latest(store, kind, pipeline, jobVersion).flatMap(l -> readable(l.progress));
     }
 
     /** The pointer as it stands, if anything was recorded. */
-    public static Optional<State> state(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
-        return latest(store, kind, pipeline, jobVersion).map(l -> new State(l.progress.completeThroughMillis,
-                l.progress.manifests.firstMillis(), l.progress.manifests.lastMillis(), l.progress.schemaVersion));
+    public static Optional<State> state(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        return latest(store, kind, pipeline, jobVersion)
+                .map(
+                        l ->
+                                new State(
+                                        l.progress.completeThroughMillis,
+                                        l.progress.manifests.firstMillis(),
+                                        l.progress.manifests.lastMillis(),
+                                        l.progress.schemaVersion));
     }
 
     /** The schema version a job version is written with, once anything of it was recorded. */
-    public static Optional<Integer> schemaVersion(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
-        return state(store, kind, pipeline, jobVersion).map(State::schemaVersion).filter(v -> v >= 0);
+    public static Optional<Integer> schemaVersion(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        return state(store, kind, pipeline, jobVersion)
+                .map(State::schemaVersion)
+                .filter(v -> v >= 0);
     }
 
     /**
-     * Refuses to write {@code schemaVersion} into a job version already written with another:
-     * parts of two schemas in one version would be read twice by a reader's glob, and look like
+     * Refuses to write {@code schemaVersion} into a job version already written with another: parts
+     * of two schemas in one version would be read twice by a reader's glob, and look like
      * duplicates to the audit. A new schema takes a new job version.
      *
      * @throws IllegalStateException naming both schema versions and the fix
      * @throws IOException if the pointer cannot be read
      */
-    public static void requireSchema(ObjectStore store, PartKind kind, String pipeline, int jobVersion, int schemaVersion)
+    public static void requireSchema(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion, int schemaVersion)
             throws IOException {
         Optional<Integer> recorded = schemaVersion(store, kind, pipeline, jobVersion);
         if (recorded.isPresent() && recorded.get() != schemaVersion) {
-            throw new IllegalStateException(schemaMismatch(pipeline, jobVersion, recorded.get(), schemaVersion));
+            throw new IllegalStateException(
+                    schemaMismatch(pipeline, jobVersion, recorded.get(), schemaVersion));
         }
     }
 
-    private static String schemaMismatch(String pipeline, int jobVersion, int recorded, int writing) {
-        return pipeline + " v=" + jobVersion + " is written with schema version " + recorded + ", and this job writes schema "
-                + writing + ": a new schema needs a new job version (" + (jobVersion + 1) + "), which replays into its own namespace";
+    private static String schemaMismatch(
+            String pipeline, int jobVersion, int recorded, int writing) {
+        return pipeline
+                + " v="
+                + jobVersion
+                + " is written with schema version "
+                + recorded
+                + ", and this job writes schema "
+                + writing
+                + ": a new schema needs a new job version ("
+                + (jobVersion + 1)
+                + "), which replays into its own namespace";
     }
 
-    /** See {@link Progress#committedThrough}: a mark that does not change this changes nothing in the pointer. */
+    /**
+     * See {@link Progress#committedThrough}: a mark that does not change this changes nothing in
+     * the pointer.
+     */
     public static long committedThrough(long watermark, long windowLengthMillis) {
         return Progress.committedThrough(watermark, windowLengthMillis);
     }
 
     /**
-     * Records published parts and marks, writes the manifests of the windows that are complete
-     * now, and moves the pointer.
+     * Records published parts and marks, writes the manifests of the windows that are complete now,
+     * and moves the pointer.
      *
      * @return the pointer afterwards, if any window is complete
      * @throws ProgressException if the pointer is unreadable, written by a newer release, or of
      *     another schema version
      */
-    public static Optional<Long> record(ObjectStore store, Scope scope, List<Mark> marks, List<PublishedPart> parts) throws IOException {
+    public static Optional<Long> record(
+            ObjectStore store, Scope scope, List<Mark> marks, List<PublishedPart> parts)
+            throws IOException {
         Map<Long, Map<Integer, PartEntry>> published = new TreeMap<>();
         for (PublishedPart p : parts) {
-            published.computeIfAbsent(p.windowStartMillis(), w -> new TreeMap<>()).put(p.bucket(), new PartEntry(p.key(), p.fingerprint(), p.rows()));
+            published
+                    .computeIfAbsent(p.windowStartMillis(), w -> new TreeMap<>())
+                    .put(p.bucket(), new PartEntry(p.key(), p.fingerprint(), p.rows()));
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
-            Optional<Latest> latest = latest(store, scope.kind(), scope.pipeline(), scope.jobVersion());
-            Progress before = latest.map(Latest::progress).orElse(Progress.empty(scope.pipeline(), scope.jobVersion(), scope.schemaVersion()));
+            Optional<Latest> latest =
+                    latest(store, scope.kind(), scope.pipeline(), scope.jobVersion());
+            Progress before =
+                    latest.map(Latest::progress)
+                            .orElse(
+                                    Progress.empty(
+                                            scope.pipeline(),
+                                            scope.jobVersion(),
+                                            scope.schemaVersion()));
             long sequence = latest.map(l -> l.sequence() + 1).orElse(0L);
             if (before.schemaVersion >= 0 && before.schemaVersion != scope.schemaVersion()) {
-                throw new ProgressException(schemaMismatch(scope.pipeline(), scope.jobVersion(), before.schemaVersion,
-                        scope.schemaVersion()), null);
+                throw new ProgressException(
+                        schemaMismatch(
+                                scope.pipeline(),
+                                scope.jobVersion(),
+                                before.schemaVersion,
+                                scope.schemaVersion()),
+                        null);
             }
             Progress after = before.withSchema(scope.schemaVersion()).withParts(published);
             long now = System.currentTimeMillis();
             for (Mark m : marks) {
-                after = after.withMark(m.run(), m.parallelism(), m.subtask(), m.watermark(), m.lastWindowEndMillis(),
-                        scope.windowLengthMillis(), now);
+                after =
+                        after.withMark(
+                                m.run(),
+                                m.parallelism(),
+                                m.subtask(),
+                                m.watermark(),
+                                m.lastWindowEndMillis(),
+                                scope.windowLengthMillis(),
+                                now);
             }
-            after = after.withManifests(WindowManifest.writeNewlyComplete(store, scope, before, after)).settled(KEPT_RUNS);
+            after =
+                    after.withManifests(
+                                    WindowManifest.writeNewlyComplete(store, scope, before, after))
+                            .settled(KEPT_RUNS);
             if (after.sameAs(before)) {
                 return readable(before);
             }
             byte[] content = render(after, sequence);
-            if (store.putIfAbsent(ObjectKeys.progressEntryKey(scope.kind(), scope.pipeline(), scope.jobVersion(), sequence), content, Map.of())) {
+            if (store.putIfAbsent(
+                    ObjectKeys.progressEntryKey(
+                            scope.kind(), scope.pipeline(), scope.jobVersion(), sequence),
+                    content,
+                    Map.of())) {
                 publishCopy(store, scope, content);
                 forgetBefore(store, scope, sequence);
                 return readable(after);
             }
             // Another committer took this position: read what it wrote and merge into it.
         }
-        throw new ProgressException("could not record the progress of " + scope.pipeline() + " v=" + scope.jobVersion() + " in "
-                + MAX_ROUNDS + " contended rounds", null);
+        throw new ProgressException(
+                "could not record the progress of "
+                        + scope.pipeline()
+                        + " v="
+                        + scope.jobVersion()
+                        + " in "
+                        + MAX_ROUNDS
+                        + " contended rounds",
+                null);
     }
 
     /**
      * The pointer as readers see it: nothing until a window with parts is complete. A run restored
-     * from another version's savepoint (a replay) owes no window before its savepoint, so its
-     * marks alone would call those windows complete while this version holds none of them;
-     * readers, and promotion, wait for the version's own first complete window.
+     * from another version's savepoint (a replay) owes no window before its savepoint, so its marks
+     * alone would call those windows complete while this version holds none of them; readers, and
+     * promotion, wait for the version's own first complete window.
      */
     private static Optional<Long> readable(Progress p) {
-        return p.manifests.firstMillis() != Long.MIN_VALUE && p.completeThroughMillis > 0 ? Optional.of(p.completeThroughMillis)
+        return p.manifests.firstMillis() != Long.MIN_VALUE && p.completeThroughMillis > 0
+                ? Optional.of(p.completeThroughMillis)
                 : Optional.empty();
     }
 
-    private static Optional<Latest> latest(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
-        Optional<VersionedContent> copy = store.get(ObjectKeys.progressKey(kind, pipeline, jobVersion));
-        Optional<Latest> copied = copy.isPresent() ? Optional.of(parse(copy.get().content())) : Optional.empty();
+    private static Optional<Latest> latest(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        Optional<VersionedContent> copy =
+                store.get(ObjectKeys.progressKey(kind, pipeline, jobVersion));
+        Optional<Latest> copied =
+                copy.isPresent() ? Optional.of(parse(copy.get().content())) : Optional.empty();
         TreeMap<Long, String> entries = logEntries(store, kind, pipeline, jobVersion);
         for (Map.Entry<Long, String> newest : entries.descendingMap().entrySet()) {
             if (copied.isPresent() && newest.getKey() <= copied.get().sequence()) {
@@ -209,20 +300,29 @@ public final class CompletionPointer {
         }
     }
 
-    /** Now and then, not on every update: drops log entries older than the newest {@link #KEPT_ENTRIES}. */
-    private static void forgetBefore(ObjectStore store, Scope scope, long sequence) throws IOException {
+    /**
+     * Now and then, not on every update: drops log entries older than the newest {@link
+     * #KEPT_ENTRIES}.
+     */
+    private static void forgetBefore(ObjectStore store, Scope scope, long sequence)
+            throws IOException {
         if (sequence < 2 * KEPT_ENTRIES || sequence % KEPT_ENTRIES != 0) {
             return;
         }
-        for (String key : logEntries(store, scope.kind(), scope.pipeline(), scope.jobVersion()).headMap(sequence - KEPT_ENTRIES).values()) {
+        for (String key :
+                logEntries(store, scope.kind(), scope.pipeline(), scope.jobVersion())
+                        .headMap(sequence - KEPT_ENTRIES)
+                        .values()) {
             store.delete(key);
         }
     }
 
     /** The log's entries by position. */
-    private static TreeMap<Long, String> logEntries(ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+    private static TreeMap<Long, String> logEntries(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
         TreeMap<Long, String> entries = new TreeMap<>();
-        store.list(ObjectKeys.progressLogPrefix(kind, pipeline, jobVersion),
+        store.list(
+                ObjectKeys.progressLogPrefix(kind, pipeline, jobVersion),
                 o -> ObjectKeys.progressEntry(o.key()).ifPresent(n -> entries.put(n, o.key())));
         return entries;
     }
@@ -243,8 +343,19 @@ public final class CompletionPointer {
             doc.put("lastManifestMillis", p.manifests.lastMillis());
         }
         Map<String, Object> runs = new TreeMap<>();
-        p.runs.forEach((id, r) -> runs.put(id, Map.of("parallelism", r.parallelism(), "committedThrough", r.watermarks(),
-                "lastWindowEndMillis", r.lastWindowEndMillis(), "updatedMillis", r.updatedMillis())));
+        p.runs.forEach(
+                (id, r) ->
+                        runs.put(
+                                id,
+                                Map.of(
+                                        "parallelism",
+                                        r.parallelism(),
+                                        "committedThrough",
+                                        r.watermarks(),
+                                        "lastWindowEndMillis",
+                                        r.lastWindowEndMillis(),
+                                        "updatedMillis",
+                                        r.updatedMillis())));
         doc.put("runs", runs);
         doc.put("open", p.open);
         try {
@@ -257,46 +368,106 @@ public final class CompletionPointer {
     /** A pointer of this format or format 1; its position in the log, -1 for format 1. */
     private static Latest parse(byte[] content) throws ProgressException {
         try {
-            Map<String, Object> doc = JSON.readValue(content, new TypeReference<Map<String, Object>>() {});
+            Map<String, Object> doc =
+                    JSON.readValue(content, new TypeReference<Map<String, Object>>() {});
             int format = ((Number) doc.getOrDefault("format", 1)).intValue();
             if (format > FORMAT) {
-                throw new ProgressException("the completion pointer is format " + format + ", written by a newer release;"
-                        + " this one reads up to format " + FORMAT + " and leaves it alone", null);
+                throw new ProgressException(
+                        "the completion pointer is format "
+                                + format
+                                + ", written by a newer release;"
+                                + " this one reads up to format "
+                                + FORMAT
+                                + " and leaves it alone",
+                        null);
             }
             Object through = doc.get("completeThroughMillis");
-            long completeThrough = through == null ? Long.MIN_VALUE : ((Number) through).longValue();
+            long completeThrough =
+                    through == null ? Long.MIN_VALUE : ((Number) through).longValue();
             String pipeline = (String) doc.get("pipeline");
             int jobVersion = ((Number) doc.get("jobVersion")).intValue();
             if (format == 1) {
-                // Its marks mixed runs and kinds (the defect format 2 fixes): keep the pointer, drop the marks.
-                // Windows before it have no manifests; every window with parts from it on gets one.
-                ManifestSpan fromHere = completeThrough > 0 ? new ManifestSpan(completeThrough, Long.MIN_VALUE) : ManifestSpan.NONE;
-                return new Latest(-1, new Progress(pipeline, jobVersion, -1, completeThrough, fromHere, new TreeMap<>(), new TreeMap<>()));
+                // Its marks mixed runs and kinds (the defect format 2 fixes): keep the pointer,
+                // drop the marks. Windows before it have no manifests; every window with parts from
+                // it on gets one.
+                ManifestSpan fromHere =
+                        completeThrough > 0
+                                ? new ManifestSpan(completeThrough, Long.MIN_VALUE)
+                                : ManifestSpan.NONE;
+                return new Latest(
+                        -1,
+                        new Progress(
+                                pipeline,
+                                jobVersion,
+                                -1,
+                                completeThrough,
+                                fromHere,
+                                new TreeMap<>(),
+                                new TreeMap<>()));
             }
             Map<String, RunMarks> runs = new TreeMap<>();
-            Map<String, Map<String, Object>> rawRuns = JSON.convertValue(doc.get("runs"), new TypeReference<>() {});
-            rawRuns.forEach((id, r) -> runs.put(id, new RunMarks(((Number) r.get("parallelism")).intValue(),
-                    JSON.convertValue(r.get("committedThrough"), new TypeReference<TreeMap<Integer, Long>>() {}),
-                    ((Number) r.get("lastWindowEndMillis")).longValue(), ((Number) r.get("updatedMillis")).longValue())));
-            TreeMap<Long, TreeMap<Integer, PartEntry>> open = JSON.convertValue(doc.get("open"), new TypeReference<>() {});
-            ManifestSpan manifests = new ManifestSpan(((Number) doc.getOrDefault("manifestsFromMillis", Long.MIN_VALUE)).longValue(),
-                    ((Number) doc.getOrDefault("lastManifestMillis", Long.MIN_VALUE)).longValue());
-            return new Latest(((Number) doc.get("sequence")).longValue(), new Progress(pipeline, jobVersion,
-                    ((Number) doc.get("schemaVersion")).intValue(), completeThrough, manifests, runs, new TreeMap<>(open)));
+            Map<String, Map<String, Object>> rawRuns =
+                    JSON.convertValue(doc.get("runs"), new TypeReference<>() {});
+            rawRuns.forEach(
+                    (id, r) ->
+                            runs.put(
+                                    id,
+                                    new RunMarks(
+                                            ((Number) r.get("parallelism")).intValue(),
+                                            JSON.convertValue(
+                                                    r.get("committedThrough"),
+                                                    new TypeReference<TreeMap<Integer, Long>>() {}),
+                                            ((Number) r.get("lastWindowEndMillis")).longValue(),
+                                            ((Number) r.get("updatedMillis")).longValue())));
+            TreeMap<Long, TreeMap<Integer, PartEntry>> open =
+                    JSON.convertValue(doc.get("open"), new TypeReference<>() {});
+            ManifestSpan manifests =
+                    new ManifestSpan(
+                            ((Number) doc.getOrDefault("manifestsFromMillis", Long.MIN_VALUE))
+                                    .longValue(),
+                            ((Number) doc.getOrDefault("lastManifestMillis", Long.MIN_VALUE))
+                                    .longValue());
+            return new Latest(
+                    ((Number) doc.get("sequence")).longValue(),
+                    new Progress(
+                            pipeline,
+                            jobVersion,
+                            ((Number) doc.get("schemaVersion")).intValue(),
+                            completeThrough,
+                            manifests,
+                            runs,
+                            new TreeMap<>(open)));
         } catch (IOException | RuntimeException e) {
             if (e instanceof ProgressException p) {
                 throw p;
             }
-            throw new ProgressException("the completion pointer cannot be read: "
-                    + new String(content, 0, Math.min(content.length, 200), StandardCharsets.UTF_8), e);
+            throw new ProgressException(
+                    "the completion pointer cannot be read: "
+                            + new String(
+                                    content,
+                                    0,
+                                    Math.min(content.length, 200),
+                                    StandardCharsets.UTF_8),
+                    e);
         }
     }
 
-    /** The parts of one window as its manifest lists them, from what was recorded and, for anything not, the store itself. */
-    static Map<Integer, PartEntry> partsOf(ObjectStore store, Scope scope, long window, Map<Integer, PartEntry> recorded) throws IOException {
+    /**
+     * The parts of one window as its manifest lists them, from what was recorded and, for anything
+     * not, the store itself.
+     */
+    static Map<Integer, PartEntry> partsOf(
+            ObjectStore store, Scope scope, long window, Map<Integer, PartEntry> recorded)
+            throws IOException {
         Map<Integer, PartEntry> parts = new TreeMap<>(recorded);
         List<String> listed = new ArrayList<>();
-        store.list(ObjectKeys.windowPrefix(scope.kind(), scope.pipeline(), scope.jobVersion(), scope.schemaVersion(), window),
+        store.list(
+                ObjectKeys.windowPrefix(
+                        scope.kind(),
+                        scope.pipeline(),
+                        scope.jobVersion(),
+                        scope.schemaVersion(),
+                        window),
                 o -> listed.add(o.key()));
         for (String key : listed) {
             Optional<ObjectKeys.PartKey> p = ObjectKeys.parse(key);
@@ -304,8 +475,12 @@ public final class CompletionPointer {
                 Optional<ObjectStore.ObjectInfo> head = store.head(key);
                 if (head.isPresent()) {
                     Map<String, String> md = head.get().metadata();
-                    parts.put(p.get().bucket(), new PartEntry(key, md.getOrDefault(PartMetadata.FINGERPRINT, ""),
-                            Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0"))));
+                    parts.put(
+                            p.get().bucket(),
+                            new PartEntry(
+                                    key,
+                                    md.getOrDefault(PartMetadata.FINGERPRINT, ""),
+                                    Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0"))));
                 }
             }
         }

@@ -21,23 +21,25 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * {@code .../window=HHmm/_manifest.json}: the parts of one complete window, with their
- * fingerprints and row counts, written once (create-if-absent) when the completion pointer passes
- * the window. A bucket it does not list had no rows; a complete window with no manifest had no
- * rows at all (no events is not a missing window). It is what makes completeness checkable: a
- * part missing, replaced or added after the window closed is a difference between the manifest
- * and the store, found by {@code snapshots audit}.
+ * {@code .../window=HHmm/_manifest.json}: the parts of one complete window, with their fingerprints
+ * and row counts, written once (create-if-absent) when the completion pointer passes the window. A
+ * bucket it does not list had no rows; a complete window with no manifest had no rows at all (no
+ * events is not a missing window). It is what makes completeness checkable: a part missing,
+ * replaced or added after the window closed is a difference between the manifest and the store,
+ * found by {@code snapshots audit}.
  *
  * <p>Why a manifest and not an empty part per empty bucket: a writer subtask cannot know that a
  * window exists when none of its own buckets had rows in it, but the committer that moves the
- * pointer knows every part of each window the pointer passes. And one small object per window
- * costs less than B empty Parquet files.
+ * pointer knows every part of each window the pointer passes. And one small object per window costs
+ * less than B empty Parquet files.
  */
 @PublicEvolving
 public final class WindowManifest {
     private static final long DAY_MILLIS = 86_400_000L;
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
-            .enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON =
+            new ObjectMapper()
+                    .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+                    .enable(SerializationFeature.INDENT_OUTPUT);
 
     /** One listed part. */
     public record Listed(int bucket, String key, String fingerprint, long rows) {}
@@ -46,7 +48,11 @@ public final class WindowManifest {
      * A manifest as read back: the window, its bucket count, its parts by bucket, and the window
      * with parts before it (empty for the first manifest of its job version).
      */
-    public record Manifest(long windowStartMillis, long windowLengthMillis, int buckets, Map<Integer, Listed> parts,
+    public record Manifest(
+            long windowStartMillis,
+            long windowLengthMillis,
+            int buckets,
+            Map<Integer, Listed> parts,
             OptionalLong previousWindowStartMillis) {}
 
     private WindowManifest() {}
@@ -58,7 +64,8 @@ public final class WindowManifest {
      * died in between), the ones the store's date and window directories show: never a walk over
      * every window of the span, which for a sparse output (dead letters) can be years.
      */
-    static ManifestSpan writeNewlyComplete(ObjectStore store, Scope scope, Progress before, Progress after) throws IOException {
+    static ManifestSpan writeNewlyComplete(
+            ObjectStore store, Scope scope, Progress before, Progress after) throws IOException {
         long from = before.completeThroughMillis;
         long to = after.completeThroughMillis;
         if (to <= from || to <= 0) {
@@ -68,31 +75,55 @@ public final class WindowManifest {
         after.open.keySet().stream().filter(w -> w >= from && w < to).forEach(windows::add);
         long previous = before.manifests.lastMillis();
         for (long window : windows) {
-            Map<Integer, PartEntry> parts = CompletionPointer.partsOf(store, scope, window, after.open.getOrDefault(window, Map.of()));
-            store.putIfAbsent(ObjectKeys.manifestKey(scope.kind(), scope.pipeline(), scope.jobVersion(), scope.schemaVersion(), window),
-                    render(scope, window, previous, parts), Map.of());
+            Map<Integer, PartEntry> parts =
+                    CompletionPointer.partsOf(
+                            store, scope, window, after.open.getOrDefault(window, Map.of()));
+            store.putIfAbsent(
+                    ObjectKeys.manifestKey(
+                            scope.kind(),
+                            scope.pipeline(),
+                            scope.jobVersion(),
+                            scope.schemaVersion(),
+                            window),
+                    render(scope, window, previous, parts),
+                    Map.of());
             previous = window;
         }
-        return windows.isEmpty() ? before.manifests : before.manifests.extendedTo(windows.first(), windows.last());
+        return windows.isEmpty()
+                ? before.manifests
+                : before.manifests.extendedTo(windows.first(), windows.last());
     }
 
-    /** Windows in [from, to) with a directory in the store: one listing of dates, one of windows per date in range. */
-    private static List<Long> storedWindows(ObjectStore store, Scope scope, long from, long to) throws IOException {
+    /**
+     * Windows in [from, to) with a directory in the store: one listing of dates, one of windows per
+     * date in range.
+     */
+    private static List<Long> storedWindows(ObjectStore store, Scope scope, long from, long to)
+            throws IOException {
         List<String> dates = new ArrayList<>();
-        store.listDirectories(ObjectKeys.schemaPrefix(scope.kind(), scope.pipeline(), scope.jobVersion(), scope.schemaVersion()),
+        store.listDirectories(
+                ObjectKeys.schemaPrefix(
+                        scope.kind(), scope.pipeline(), scope.jobVersion(), scope.schemaVersion()),
                 dates::add);
         List<Long> windows = new ArrayList<>();
         for (String date : dates) {
             OptionalLong day = ObjectKeys.dayStart(date);
             if (day.isPresent() && day.getAsLong() < to && day.getAsLong() + DAY_MILLIS > from) {
-                store.listDirectories(date, w -> ObjectKeys.parseWindowDirectory(w).map(ObjectKeys.WindowKey::windowStartMillis)
-                        .filter(start -> start >= from && start < to).ifPresent(windows::add));
+                store.listDirectories(
+                        date,
+                        w ->
+                                ObjectKeys.parseWindowDirectory(w)
+                                        .map(ObjectKeys.WindowKey::windowStartMillis)
+                                        .filter(start -> start >= from && start < to)
+                                        .ifPresent(windows::add));
             }
         }
         return windows;
     }
 
-    private static byte[] render(Scope scope, long window, long previous, Map<Integer, PartEntry> parts) throws IOException {
+    private static byte[] render(
+            Scope scope, long window, long previous, Map<Integer, PartEntry> parts)
+            throws IOException {
         Map<String, Object> doc = new TreeMap<>();
         doc.put("pipeline", scope.pipeline());
         doc.put("kind", scope.kind().name().toLowerCase(Locale.ROOT));
@@ -106,7 +137,8 @@ public final class WindowManifest {
         }
         doc.put("buckets", scope.buckets());
         List<Listed> listed = new ArrayList<>();
-        parts.forEach((bucket, p) -> listed.add(new Listed(bucket, p.key(), p.fingerprint(), p.rows())));
+        parts.forEach(
+                (bucket, p) -> listed.add(new Listed(bucket, p.key(), p.fingerprint(), p.rows())));
         doc.put("parts", listed);
         doc.put("rows", listed.stream().mapToLong(Listed::rows).sum());
         return JSON.writeValueAsBytes(doc);
@@ -118,14 +150,23 @@ public final class WindowManifest {
         if (content.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, Object> doc = JSON.readValue(content.get().content(), new TypeReference<Map<String, Object>>() {});
-        List<Listed> listed = JSON.convertValue(doc.get("parts"), new TypeReference<List<Listed>>() {});
+        Map<String, Object> doc =
+                JSON.readValue(
+                        content.get().content(), new TypeReference<Map<String, Object>>() {});
+        List<Listed> listed =
+                JSON.convertValue(doc.get("parts"), new TypeReference<List<Listed>>() {});
         Map<Integer, Listed> parts = new TreeMap<>();
         listed.forEach(l -> parts.put(l.bucket(), l));
         long start = ((Number) doc.get("windowStartMillis")).longValue();
         Object previous = doc.get("previousWindowStartMillis");
-        return Optional.of(new Manifest(start, ((Number) doc.get("windowEndMillis")).longValue() - start,
-                ((Number) doc.get("buckets")).intValue(), parts,
-                previous == null ? OptionalLong.empty() : OptionalLong.of(((Number) previous).longValue())));
+        return Optional.of(
+                new Manifest(
+                        start,
+                        ((Number) doc.get("windowEndMillis")).longValue() - start,
+                        ((Number) doc.get("buckets")).intValue(),
+                        parts,
+                        previous == null
+                                ? OptionalLong.empty()
+                                : OptionalLong.of(((Number) previous).longValue())));
     }
 }

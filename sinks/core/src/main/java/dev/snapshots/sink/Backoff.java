@@ -11,10 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Bounded retries with exponential backoff and full jitter. The committer retries inside
- * {@code commit()} because Flink 1.20's {@code retryLater()} re-calls it in a tight loop
- * (FLINK-36455); once attempts run out the failure goes to Flink, which restarts the job and
- * re-commits from the checkpoint, so nothing is lost.
+ * Bounded retries with exponential backoff and full jitter. The committer retries inside {@code
+ * commit()} because Flink 1.20's {@code retryLater()} re-calls it in a tight loop (FLINK-36455);
+ * once attempts run out the failure goes to Flink, which restarts the job and re-commits from the
+ * checkpoint, so nothing is lost.
  */
 @PublicEvolving
 public final class Backoff implements Serializable {
@@ -22,7 +22,8 @@ public final class Backoff implements Serializable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Backoff.class);
 
-    public static final Backoff DEFAULT = new Backoff(8, Duration.ofMillis(100), Duration.ofSeconds(5));
+    public static final Backoff DEFAULT =
+            new Backoff(8, Duration.ofMillis(100), Duration.ofSeconds(5));
 
     private final int maxAttempts;
     private final long initialMillis;
@@ -33,7 +34,8 @@ public final class Backoff implements Serializable {
             throw new IllegalArgumentException("max attempts must be >= 1, got " + maxAttempts);
         }
         if (initial.isNegative() || max.compareTo(initial) < 0) {
-            throw new IllegalArgumentException("backoff needs 0 <= initial <= max, got " + initial + " and " + max);
+            throw new IllegalArgumentException(
+                    "backoff needs 0 <= initial <= max, got " + initial + " and " + max);
         }
         this.maxAttempts = maxAttempts;
         this.initialMillis = initial.toMillis();
@@ -44,7 +46,9 @@ public final class Backoff implements Serializable {
         return maxAttempts;
     }
 
-    /** Sleeps before attempt {@code attempt + 1}: a random time up to min(max, initial * 2^attempt). */
+    /**
+     * Sleeps before attempt {@code attempt + 1}: a random time up to min(max, initial * 2^attempt).
+     */
     public void pause(int attempt) throws InterruptedException {
         long ceiling = Math.min(maxMillis, initialMillis << Math.min(attempt, 20));
         Thread.sleep(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
@@ -54,18 +58,29 @@ public final class Backoff implements Serializable {
      * Runs {@code call}, retrying retryable store failures; counts and logs each retry, and logs
      * once, with what to check, when it gives up.
      */
-    public <T> T run(Counter retries, String what, StoreCall<T> call) throws IOException, InterruptedException {
+    public <T> T run(Counter retries, String what, StoreCall<T> call)
+            throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 return call.run();
             } catch (StoreException e) {
                 if (!e.isRetryable() || attempt >= maxAttempts) {
-                    LOG.error("Giving up on {} after {} attempts ({}); the job will restart and redo it from the last"
-                            + " checkpoint. Check the store's health and permissions.", what, attempt, e.kind(), e);
+                    LOG.error(
+                            "Giving up on {} after {} attempts ({}); the job will restart and redo it from the last"
+                                    + " checkpoint. Check the store's health and permissions.",
+                            what,
+                            attempt,
+                            e.kind(),
+                            e);
                     throw e;
                 }
                 retries.inc();
-                LOG.warn("Attempt {} to {} failed ({}), retrying: {}", attempt, what, e.kind(), e.getMessage());
+                LOG.warn(
+                        "Attempt {} to {} failed ({}), retrying: {}",
+                        attempt,
+                        what,
+                        e.kind(),
+                        e.getMessage());
                 pause(attempt);
             }
         }

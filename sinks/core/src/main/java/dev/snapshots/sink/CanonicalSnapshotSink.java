@@ -14,8 +14,8 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 
 /**
- * Publishes each {@link SnapshotPart} as exactly one object at a key derived from the logical
- * work, however many times (restarts, overlapping deployments) the part is computed.
+ * Publishes each {@link SnapshotPart} as exactly one object at a key derived from the logical work,
+ * however many times (restarts, overlapping deployments) the part is computed.
  *
  * <pre>
  *  SnapshotPart ──► SnapshotWriter ───committables───► SnapshotCommitter ──► object store
@@ -27,14 +27,18 @@ import org.apache.flink.streaming.api.datastream.DataStreamSink;
  *                                                        compare-and-swap, forward only)
  * </pre>
  *
- * <p>The key never mentions the task, attempt or job id that computed it, so a second execution
- * of the same work meets the first one's object and collapses into it.
+ * <p>The key never mentions the task, attempt or job id that computed it, so a second execution of
+ * the same work meets the first one's object and collapses into it.
  */
 @PublicEvolving
 public final class CanonicalSnapshotSink<T>
         implements Sink<SnapshotPart<T>>, SupportsCommitter<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;
-    /** The assembling operator's max parallelism when neither the builder nor the environment sets one: Flink's own floor. */
+
+    /**
+     * The assembling operator's max parallelism when neither the builder nor the environment sets
+     * one: Flink's own floor.
+     */
     static final int DEFAULT_MAX_PARALLELISM = 128;
 
     private final SnapshotSinkConfig<T> config;
@@ -53,19 +57,28 @@ public final class CanonicalSnapshotSink<T>
 
     /**
      * The whole output, with the builder's settings given once: routes each window's rows to one
-     * part per bucket, keyed so that the buckets spread over the key groups (and over the
-     * subtasks at any parallelism), and writes the parts with this sink. The assembling operator
-     * and the sink get the builder's {@link CanonicalSnapshotSinkBuilder#uids uids}.
+     * part per bucket, keyed so that the buckets spread over the key groups (and over the subtasks
+     * at any parallelism), and writes the parts with this sink. The assembling operator and the
+     * sink get the builder's {@link CanonicalSnapshotSinkBuilder#uids uids}.
      *
      * @param windowResults rows of closed windows, each with its window's timestamp, as a window
      *     function emits them
      */
     public DataStreamSink<SnapshotPart<T>> assemble(DataStream<T> windowResults) {
-        int maxParallelism = config.maxParallelism() > 0 ? config.maxParallelism()
-                : windowResults.getExecutionEnvironment().getMaxParallelism() > 0
-                        ? windowResults.getExecutionEnvironment().getMaxParallelism() : DEFAULT_MAX_PARALLELISM;
-        return PartAssembler.assemble(windowResults, config.rowFormat(), windowResults.getType(),
-                        Duration.ofMillis(config.windowLengthMillis()), config.bucketCount(), maxParallelism, config.assemblyUid())
+        int maxParallelism =
+                config.maxParallelism() > 0
+                        ? config.maxParallelism()
+                        : windowResults.getExecutionEnvironment().getMaxParallelism() > 0
+                                ? windowResults.getExecutionEnvironment().getMaxParallelism()
+                                : DEFAULT_MAX_PARALLELISM;
+        return PartAssembler.assemble(
+                        windowResults,
+                        config.rowFormat(),
+                        windowResults.getType(),
+                        Duration.ofMillis(config.windowLengthMillis()),
+                        config.bucketCount(),
+                        maxParallelism,
+                        config.assemblyUid())
                 .sinkTo(this)
                 .name(config.sinkUid())
                 .uid(config.sinkUid());
@@ -80,7 +93,8 @@ public final class CanonicalSnapshotSink<T>
     @Override
     @Deprecated
     public SinkWriter<SnapshotPart<T>> createWriter(InitContext context) throws IOException {
-        throw new UnsupportedOperationException("this sink needs a WriterInitContext (Flink 1.19 or later)");
+        throw new UnsupportedOperationException(
+                "this sink needs a WriterInitContext (Flink 1.19 or later)");
     }
 
     @Override

@@ -16,19 +16,19 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     public static final int DEFAULT_SCHEMA_VERSION = 1;
 
     /**
-     * Parts up to this size travel inline in the checkpoint and are published with one
-     * conditional PutObject; larger parts are uploaded before the checkpoint (a multipart upload
-     * completed at commit). 1 MiB keeps a checkpoint's share of in-flight parts at B x 1 MiB per
-     * window while saving two requests per small part; above it, sending bytes through the
-     * checkpoint would cost more than the extra requests.
+     * Parts up to this size travel inline in the checkpoint and are published with one conditional
+     * PutObject; larger parts are uploaded before the checkpoint (a multipart upload completed at
+     * commit). 1 MiB keeps a checkpoint's share of in-flight parts at B x 1 MiB per window while
+     * saving two requests per small part; above it, sending bytes through the checkpoint would cost
+     * more than the extra requests.
      */
     public static final int DEFAULT_INLINE_THRESHOLD_BYTES = 1 << 20;
 
     /**
-     * Parts of one commit published at a time. A commit holds every part closed since the
-     * previous checkpoint, each one or two round trips to S3, so publishing them one by one makes
-     * the commit as slow as their sum (docs/BENCHMARKS.md measures it). Parts have distinct keys,
-     * so their order does not matter.
+     * Parts of one commit published at a time. A commit holds every part closed since the previous
+     * checkpoint, each one or two round trips to S3, so publishing them one by one makes the commit
+     * as slow as their sum (docs/BENCHMARKS.md measures it). Parts have distinct keys, so their
+     * order does not matter.
      */
     public static final int DEFAULT_PUBLISH_CONCURRENCY = 8;
 
@@ -123,9 +123,9 @@ public final class CanonicalSnapshotSinkBuilder<T> {
 
     /**
      * The uids of the operator that assembles parts and of the sink: savepoints know them by these,
-     * so they must not change while the job lives. By default {@code snapshot-parts} and
-     * {@code snapshots} ({@code dead-letter-parts} and {@code dead-letters} for
-     * {@link #deadLetters()}); a job with several snapshot outputs names each.
+     * so they must not change while the job lives. By default {@code snapshot-parts} and {@code
+     * snapshots} ({@code dead-letter-parts} and {@code dead-letters} for {@link #deadLetters()}); a
+     * job with several snapshot outputs names each.
      */
     public CanonicalSnapshotSinkBuilder<T> uids(String assemblyUid, String sinkUid) {
         this.assemblyUid = assemblyUid;
@@ -133,7 +133,9 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         return this;
     }
 
-    /** Publish rejected input as JSON lines under {@code _deadletter/} instead of Parquet snapshots. */
+    /**
+     * Publish rejected input as JSON lines under {@code _deadletter/} instead of Parquet snapshots.
+     */
     public CanonicalSnapshotSinkBuilder<T> deadLetters() {
         this.kind = PartKind.DEAD_LETTER;
         return this;
@@ -142,33 +144,59 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     public CanonicalSnapshotSink<T> build() {
         WorkIdentity.requirePipeline(pipeline);
         if (jobVersion == null) {
-            throw new IllegalArgumentException("job version is required: it names the namespace the job writes into");
+            throw new IllegalArgumentException(
+                    "job version is required: it names the namespace the job writes into");
         }
         if (bucketCount == null) {
-            throw new IllegalArgumentException("bucket count is required: it is part of every key and must not follow parallelism");
+            throw new IllegalArgumentException(
+                    "bucket count is required: it is part of every key and must not follow parallelism");
         }
         Objects.requireNonNull(windowLength, "window length");
-        Objects.requireNonNull(store, "store is required, e.g. StoreSpec.parse(\"s3://bucket/prefix\")");
+        Objects.requireNonNull(
+                store, "store is required, e.g. StoreSpec.parse(\"s3://bucket/prefix\")");
         Objects.requireNonNull(rowFormat, "row format is required");
         Objects.requireNonNull(backoff, "retries");
         if (inlineThresholdBytes < 0) {
-            throw new IllegalArgumentException("inline threshold must be >= 0 bytes, got " + inlineThresholdBytes);
+            throw new IllegalArgumentException(
+                    "inline threshold must be >= 0 bytes, got " + inlineThresholdBytes);
         }
         if (publishConcurrency < 1) {
-            throw new IllegalArgumentException("publish concurrency must be >= 1 part at a time, got " + publishConcurrency);
+            throw new IllegalArgumentException(
+                    "publish concurrency must be >= 1 part at a time, got " + publishConcurrency);
         }
         if (maxParallelism < 0) {
-            throw new IllegalArgumentException("max parallelism must be >= 1 (or 0: the environment's), got " + maxParallelism);
+            throw new IllegalArgumentException(
+                    "max parallelism must be >= 1 (or 0: the environment's), got "
+                            + maxParallelism);
         }
         boolean snapshots = kind == PartKind.SNAPSHOT;
-        SnapshotSinkConfig.Topology topology = new SnapshotSinkConfig.Topology(maxParallelism,
-                Objects.requireNonNullElse(assemblyUid, snapshots ? "snapshot-parts" : "dead-letter-parts"),
-                Objects.requireNonNullElse(sinkUid, snapshots ? "snapshots" : "dead-letters"));
-        // A run per build: the job as submitted. Its restarts share it; a new submission gets another.
-        SnapshotSinkConfig<T> config = new SnapshotSinkConfig<>(pipeline, jobVersion, schemaVersion, bucketCount,
-                windowLength.toMillis(), pinnedInputs, store, rowFormat, inlineThresholdBytes, publishConcurrency, backoff, kind,
-                UUID.randomUUID().toString(), topology);
-        config.identity(0, 0); // validates the remaining identity fields now, not on the first record
+        SnapshotSinkConfig.Topology topology =
+                new SnapshotSinkConfig.Topology(
+                        maxParallelism,
+                        Objects.requireNonNullElse(
+                                assemblyUid, snapshots ? "snapshot-parts" : "dead-letter-parts"),
+                        Objects.requireNonNullElse(
+                                sinkUid, snapshots ? "snapshots" : "dead-letters"));
+        // A run per build: the job as submitted. Its restarts share it; a new submission gets
+        // another.
+        SnapshotSinkConfig<T> config =
+                new SnapshotSinkConfig<>(
+                        pipeline,
+                        jobVersion,
+                        schemaVersion,
+                        bucketCount,
+                        windowLength.toMillis(),
+                        pinnedInputs,
+                        store,
+                        rowFormat,
+                        inlineThresholdBytes,
+                        publishConcurrency,
+                        backoff,
+                        kind,
+                        UUID.randomUUID().toString(),
+                        topology);
+        config.identity(
+                0, 0); // validates the remaining identity fields now, not on the first record
         return new CanonicalSnapshotSink<>(config);
     }
 }

@@ -19,21 +19,21 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 
 /**
- * Gathers per-window results into one {@link SnapshotPart} per (window, bucket): the stage
- * between a windowed aggregation and the sink's writer, added by
- * {@link CanonicalSnapshotSink#assemble}.
+ * Gathers per-window results into one {@link SnapshotPart} per (window, bucket): the stage between
+ * a windowed aggregation and the sink's writer, added by {@link CanonicalSnapshotSink#assemble}.
  *
- * <p>Buckets are keyed by a routing key chosen so bucket b lands in key group
- * {@code b * maxParallelism / B}. Keying by the bare bucket id would hash ids 0..B-1 into
- * whatever key groups they fall in, which for small B piles several buckets onto one subtask;
- * spreading them over the key-group range keeps every subtask busy at any parallelism, and since
- * key groups never change for a key, rescaling does not move a bucket's identity.
+ * <p>Buckets are keyed by a routing key chosen so bucket b lands in key group {@code b *
+ * maxParallelism / B}. Keying by the bare bucket id would hash ids 0..B-1 into whatever key groups
+ * they fall in, which for small B piles several buckets onto one subtask; spreading them over the
+ * key-group range keeps every subtask busy at any parallelism, and since key groups never change
+ * for a key, rescaling does not move a bucket's identity.
  */
 final class PartAssembler {
     private PartAssembler() {}
 
     /**
-     * @param uid the operator's uid and name; distinct per use, since a job may assemble several outputs
+     * @param uid the operator's uid and name; distinct per use, since a job may assemble several
+     *     outputs
      * @param windowResults rows of closed windows, each with the timestamp of its window (as a
      *     window function emits them)
      */
@@ -63,14 +63,17 @@ final class PartAssembler {
     static int[] routingKeys(int bucketCount, int maxParallelism) {
         Map<Integer, Deque<Integer>> waiting = new HashMap<>();
         for (int b = 0; b < bucketCount; b++) {
-            int target = bucketCount <= maxParallelism
-                    ? (int) ((long) b * maxParallelism / bucketCount)
-                    : b % maxParallelism;
+            int target =
+                    bucketCount <= maxParallelism
+                            ? (int) ((long) b * maxParallelism / bucketCount)
+                            : b % maxParallelism;
             waiting.computeIfAbsent(target, g -> new ArrayDeque<>()).add(b);
         }
         int[] keys = new int[bucketCount];
         for (int candidate = 0, left = bucketCount; left > 0; candidate++) {
-            Deque<Integer> buckets = waiting.get(KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism));
+            Deque<Integer> buckets =
+                    waiting.get(
+                            KeyGroupRangeAssignment.assignToKeyGroup(candidate, maxParallelism));
             if (buckets != null && !buckets.isEmpty()) {
                 keys[buckets.poll()] = candidate;
                 left--;
@@ -97,7 +100,8 @@ final class PartAssembler {
         }
     }
 
-    static final class AssemblePart<T> extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
+    static final class AssemblePart<T>
+            extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
         private static final long serialVersionUID = 1L;
         private final RowFormat<T> format;
         private final int bucketCount;
@@ -108,7 +112,8 @@ final class PartAssembler {
         }
 
         @Override
-        public void process(Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
+        public void process(
+                Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
             List<T> all = new ArrayList<>();
             rows.forEach(all::add);
             int bucket = Buckets.of(format.key(all.get(0)), bucketCount);

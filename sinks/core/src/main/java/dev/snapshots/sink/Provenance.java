@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
 
 /**
  * Who computed a part: the Flink job id, the host and, on ECS, the task ARN. It goes into object
- * metadata and divergence evidence so an operator can tell two writers apart; it never enters a
- * key or the file content.
+ * metadata and divergence evidence so an operator can tell two writers apart; it never enters a key
+ * or the file content.
  */
 final class Provenance {
     private static final Pattern TASK_ARN = Pattern.compile("\"TaskARN\"\\s*:\\s*\"([^\"]+)\"");
@@ -36,9 +36,14 @@ final class Provenance {
         if (process == null) {
             synchronized (Provenance.class) {
                 if (process == null) {
-                    process = Map.of(
-                            PartMetadata.WRITER_HOST, host(),
-                            PartMetadata.WRITER_TASK, ecsTaskArn(System.getenv("ECS_CONTAINER_METADATA_URI_V4")).orElse("-"));
+                    process =
+                            Map.of(
+                                    PartMetadata.WRITER_HOST, host(),
+                                    PartMetadata.WRITER_TASK,
+                                            ecsTaskArn(
+                                                            System.getenv(
+                                                                    "ECS_CONTAINER_METADATA_URI_V4"))
+                                                    .orElse("-"));
                 }
             }
         }
@@ -58,11 +63,15 @@ final class Provenance {
             return Optional.empty();
         }
         try {
-            HttpResponse<String> response = HttpClient.newBuilder()
-                    .connectTimeout(Duration.ofSeconds(1))
-                    .build()
-                    .send(HttpRequest.newBuilder(URI.create(metadataUri + "/task")).timeout(Duration.ofSeconds(2)).build(),
-                            HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response =
+                    HttpClient.newBuilder()
+                            .connectTimeout(Duration.ofSeconds(1))
+                            .build()
+                            .send(
+                                    HttpRequest.newBuilder(URI.create(metadataUri + "/task"))
+                                            .timeout(Duration.ofSeconds(2))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString());
             Matcher m = TASK_ARN.matcher(response.body());
             return m.find() ? Optional.of(m.group(1)) : Optional.empty();
         } catch (Exception e) {

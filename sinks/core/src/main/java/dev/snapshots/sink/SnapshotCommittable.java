@@ -11,13 +11,13 @@ import org.apache.flink.annotation.Internal;
 
 /**
  * What the committer needs to publish one part, or (a progress mark) what one writer subtask knew
- * about event time when it handed over its parts. The minimum needed to redo the commit:
- * committing the same committable twice ends as created, then collapsed.
+ * about event time when it handed over its parts. The minimum needed to redo the commit: committing
+ * the same committable twice ends as created, then collapsed.
  *
  * <p>A part is either carried inline (small parts: published with one conditional PutObject) or
  * staged (an uncompleted multipart upload with a durable copy, or a temp file, promoted by the
- * committer). A mark names the run of the sink it comes from, so a mark restored into another
- * job version, pipeline or kind is recognised as not this sink's.
+ * committer). A mark names the run of the sink it comes from, so a mark restored into another job
+ * version, pipeline or kind is recognised as not this sink's.
  */
 @Internal
 public final class SnapshotCommittable {
@@ -72,28 +72,62 @@ public final class SnapshotCommittable {
 
     /** A part whose bytes travel in the checkpoint. */
     public static SnapshotCommittable inline(
-            String key, long windowStart, long windowEnd, int bucket, String fingerprint, long rows,
-            Map<String, String> metadata, byte[] content) {
+            String key,
+            long windowStart,
+            long windowEnd,
+            int bucket,
+            String fingerprint,
+            long rows,
+            Map<String, String> metadata,
+            byte[] content) {
         return new SnapshotCommittable(
-                key, windowStart, windowEnd, bucket, fingerprint, rows, metadata,
-                Objects.requireNonNull(content), null, null, -1, -1, Long.MIN_VALUE);
+                key,
+                windowStart,
+                windowEnd,
+                bucket,
+                fingerprint,
+                rows,
+                metadata,
+                Objects.requireNonNull(content),
+                null,
+                null,
+                -1,
+                -1,
+                Long.MIN_VALUE);
     }
 
     /** A part already uploaded where nobody reads it. */
     public static SnapshotCommittable staged(
-            long windowStart, long windowEnd, int bucket, String fingerprint, long rows,
-            Map<String, String> metadata, StagedObject staged) {
+            long windowStart,
+            long windowEnd,
+            int bucket,
+            String fingerprint,
+            long rows,
+            Map<String, String> metadata,
+            StagedObject staged) {
         return new SnapshotCommittable(
-                staged.key(), windowStart, windowEnd, bucket, fingerprint, rows, metadata,
-                null, staged, null, -1, -1, Long.MIN_VALUE);
+                staged.key(),
+                windowStart,
+                windowEnd,
+                bucket,
+                fingerprint,
+                rows,
+                metadata,
+                null,
+                staged,
+                null,
+                -1,
+                -1,
+                Long.MIN_VALUE);
     }
 
     /**
-     * Writer {@code subtask} of {@code parallelism}, of {@code run}, had handed over every part below
-     * {@code watermark}. A null run: a mark checkpointed before marks named their run.
+     * Writer {@code subtask} of {@code parallelism}, of {@code run}, had handed over every part
+     * below {@code watermark}. A null run: a mark checkpointed before marks named their run.
      */
     public static SnapshotCommittable mark(Run run, int subtask, int parallelism, long watermark) {
-        return new SnapshotCommittable(null, 0, 0, -1, null, 0, null, null, null, run, subtask, parallelism, watermark);
+        return new SnapshotCommittable(
+                null, 0, 0, -1, null, 0, null, null, null, run, subtask, parallelism, watermark);
     }
 
     public boolean isMark() {
@@ -183,12 +217,27 @@ public final class SnapshotCommittable {
     @Override
     public String toString() {
         if (isMark()) {
-            return "ProgressMark{" + run + ", subtask=" + subtask + "/" + parallelism + ", watermark=" + watermark + "}";
+            return "ProgressMark{"
+                    + run
+                    + ", subtask="
+                    + subtask
+                    + "/"
+                    + parallelism
+                    + ", watermark="
+                    + watermark
+                    + "}";
         }
-        return "SnapshotCommittable{" + key
-                + ", rows=" + rowCount
-                + ", fingerprint=" + fingerprint
-                + (inline != null ? ", inline " + inline.length + " bytes" : ", staged " + staged.handle())
-                + ", metadata=" + new TreeMap<>(metadata) + "}";
+        return "SnapshotCommittable{"
+                + key
+                + ", rows="
+                + rowCount
+                + ", fingerprint="
+                + fingerprint
+                + (inline != null
+                        ? ", inline " + inline.length + " bytes"
+                        : ", staged " + staged.handle())
+                + ", metadata="
+                + new TreeMap<>(metadata)
+                + "}";
     }
 }

@@ -14,13 +14,14 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
  * Committables live in checkpoints and savepoints, so their bytes are a format: versioned, with
- * explicit type codes (never enum ordinals or Java serialization) and a trailing-bytes check.
- * Each version is pinned by a golden-bytes test. Version 2 adds a staged part's durable copy and a
+ * explicit type codes (never enum ordinals or Java serialization) and a trailing-bytes check. Each
+ * version is pinned by a golden-bytes test. Version 2 adds a staged part's durable copy and a
  * mark's run; version 1 is still read (its staged parts have no copy, its marks no run, and the
  * committer ignores such marks).
  */
 @Internal
-public final class SnapshotCommittableSerializer implements SimpleVersionedSerializer<SnapshotCommittable> {
+public final class SnapshotCommittableSerializer
+        implements SimpleVersionedSerializer<SnapshotCommittable> {
     static final int VERSION = 2;
     private static final int VERSION_1 = 1;
 
@@ -38,7 +39,8 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
         DataOutputSerializer out = new DataOutputSerializer(256);
         if (c.isMark()) {
             out.writeByte(MARK);
-            SnapshotCommittable.Run run = c.run().orElseThrow(() -> new IOException("a mark without its run: " + c));
+            SnapshotCommittable.Run run =
+                    c.run().orElseThrow(() -> new IOException("a mark without its run: " + c));
             out.writeUTF(run.pipeline());
             out.writeInt(run.jobVersion());
             out.writeByte(kindCode(run.kind()));
@@ -55,7 +57,8 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
         out.writeInt(c.bucket());
         out.writeUTF(c.fingerprint());
         out.writeLong(c.rowCount());
-        Map<String, String> metadata = new TreeMap<>(c.metadata()); // sorted: equal committables, equal bytes
+        Map<String, String> metadata =
+                new TreeMap<>(c.metadata()); // sorted: equal committables, equal bytes
         out.writeInt(metadata.size());
         for (Map.Entry<String, String> e : metadata.entrySet()) {
             out.writeUTF(e.getKey());
@@ -80,15 +83,22 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
     @Override
     public SnapshotCommittable deserialize(int version, byte[] serialized) throws IOException {
         if (version != VERSION && version != VERSION_1) {
-            throw new IOException("unknown snapshot committable version " + version
-                    + " (this release reads versions 1 and " + VERSION + "); was the savepoint taken by a newer release?");
+            throw new IOException(
+                    "unknown snapshot committable version "
+                            + version
+                            + " (this release reads versions 1 and "
+                            + VERSION
+                            + "); was the savepoint taken by a newer release?");
         }
         DataInputDeserializer in = new DataInputDeserializer(serialized);
         byte type = in.readByte();
         SnapshotCommittable result;
         if (type == MARK) {
-            SnapshotCommittable.Run run = version == VERSION_1 ? null
-                    : new SnapshotCommittable.Run(in.readUTF(), in.readInt(), kind(in.readByte()), in.readUTF());
+            SnapshotCommittable.Run run =
+                    version == VERSION_1
+                            ? null
+                            : new SnapshotCommittable.Run(
+                                    in.readUTF(), in.readInt(), kind(in.readByte()), in.readUTF());
             result = SnapshotCommittable.mark(run, in.readInt(), in.readInt(), in.readLong());
         } else if (type == INLINE_PART || type == STAGED_PART) {
             String key = in.readUTF();
@@ -105,7 +115,16 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
             if (type == INLINE_PART) {
                 byte[] content = new byte[in.readInt()];
                 in.readFully(content);
-                result = SnapshotCommittable.inline(key, windowStart, windowEnd, bucket, fingerprint, rows, metadata, content);
+                result =
+                        SnapshotCommittable.inline(
+                                key,
+                                windowStart,
+                                windowEnd,
+                                bucket,
+                                fingerprint,
+                                rows,
+                                metadata,
+                                content);
             } else {
                 String handle = in.readUTF();
                 int parts = in.readInt();
@@ -114,14 +133,22 @@ public final class SnapshotCommittableSerializer implements SimpleVersionedSeria
                     etags.add(in.readUTF());
                 }
                 String copy = version == VERSION_1 ? "" : in.readUTF();
-                result = SnapshotCommittable.staged(
-                        windowStart, windowEnd, bucket, fingerprint, rows, metadata, new StagedObject(key, handle, etags, copy));
+                result =
+                        SnapshotCommittable.staged(
+                                windowStart,
+                                windowEnd,
+                                bucket,
+                                fingerprint,
+                                rows,
+                                metadata,
+                                new StagedObject(key, handle, etags, copy));
             }
         } else {
             throw new IOException("unknown snapshot committable type code " + type);
         }
         if (in.available() > 0) {
-            throw new IOException(in.available() + " unexpected trailing bytes after a snapshot committable");
+            throw new IOException(
+                    in.available() + " unexpected trailing bytes after a snapshot committable");
         }
         return result;
     }

@@ -11,8 +11,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,9 +24,9 @@ import java.util.concurrent.Future;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
-import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 import org.slf4j.Logger;
@@ -35,17 +35,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes parts after their checkpoint completed, with create-if-absent semantics.
  *
- * <p>Assumptions, and why re-committing is always safe: the key is a pure function of the work;
- * an existing object at the key was published by some execution of the same work; its metadata
- * carries the fingerprint of its content. So every commit ends in one of:
+ * <p>Assumptions, and why re-committing is always safe: the key is a pure function of the work; an
+ * existing object at the key was published by some execution of the same work; its metadata carries
+ * the fingerprint of its content. So every commit ends in one of:
  *
  * <ul>
  *   <li><b>created</b>: this execution won.
  *   <li><b>collapsed</b>: the object exists with the same fingerprint (another execution, or this
  *       committable before a restart); {@code signalAlreadyCommitted}.
  *   <li><b>divergent</b>: the object exists with a different fingerprint. The first object stays
- *       canonical; evidence with both fingerprints and both writers goes under
- *       {@code _divergence/}; the commit succeeds, because failing would only loop the job.
+ *       canonical; evidence with both fingerprints and both writers goes under {@code
+ *       _divergence/}; the commit succeeds, because failing would only loop the job.
  * </ul>
  *
  * <p>Transient failures (throttling, 5xx, timeouts, dropped connections) and 409 conflicts are
@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotCommitter.class);
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     enum Outcome {
         CREATED,
@@ -68,27 +69,41 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private final CompletionPointer.Scope scope;
     private final SnapshotCommittable.Run run;
     private volatile long completeThrough;
-    /** Published parts and marks the completion pointer has not taken yet; tried again after each checkpoint. */
+
+    /**
+     * Published parts and marks the completion pointer has not taken yet; tried again after each
+     * checkpoint.
+     */
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
+
     private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
+
     /** How far each (run, subtask) is recorded: a mark that does not move it needs no write. */
     private final Map<String, Long> recordedThrough = new HashMap<>();
+
     private final Counter progressFailures;
     private final Counter created;
     private final Counter collapsed;
     private final Counter divergent;
     private final Counter retries;
     private final Counter conflicts;
-    /** How long each commit call takes: the latency from a completed checkpoint to its parts being visible. */
+
+    /**
+     * How long each commit call takes: the latency from a completed checkpoint to its parts being
+     * visible.
+     */
     private final Histogram commitMillis;
 
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
-        this.publishers = Executors.newFixedThreadPool(config.publishConcurrency(), r -> {
-            Thread t = new Thread(r, "snapshot-publisher");
-            t.setDaemon(true);
-            return t;
-        });
+        this.publishers =
+                Executors.newFixedThreadPool(
+                        config.publishConcurrency(),
+                        r -> {
+                            Thread t = new Thread(r, "snapshot-publisher");
+                            t.setDaemon(true);
+                            return t;
+                        });
         this.backoff = config.backoff();
         this.scope = config.pointerScope();
         this.run = config.run();
@@ -99,21 +114,25 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         // Counted from the publishing threads.
         this.retries = metrics.counter("storeRetries", new ThreadSafeSimpleCounter());
         this.conflicts = metrics.counter("storeConflicts", new ThreadSafeSimpleCounter());
-        this.commitMillis = metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
+        this.commitMillis =
+                metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
         this.progressFailures = metrics.counter("progressFailures");
     }
 
     @Override
-    public void commit(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
+    public void commit(Collection<CommitRequest<SnapshotCommittable>> requests)
+            throws IOException, InterruptedException {
         long started = System.nanoTime();
         commitAll(requests);
         commitMillis.update((System.nanoTime() - started) / 1_000_000);
     }
 
-    private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests) throws IOException, InterruptedException {
+    private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests)
+            throws IOException, InterruptedException {
         List<SnapshotCommittable> marks = new ArrayList<>();
         long lastWindowEnd = Long.MIN_VALUE;
-        // A list, not a map: Flink's commit requests are equal by value, and each needs its own outcome.
+        // A list, not a map: Flink's commit requests are equal by value, and each needs its own
+        // outcome.
         List<Publishing> publishing = new ArrayList<>();
         for (CommitRequest<SnapshotCommittable> request : requests) {
             SnapshotCommittable part = request.getCommittable();
@@ -137,8 +156,13 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             CommitRequest<SnapshotCommittable> request = published.request();
             SnapshotCommittable part = request.getCommittable();
             if (ownPart(part)) {
-                unrecordedParts.add(new CompletionPointer.PublishedPart(part.windowStartMillis(), part.bucket(), part.key(),
-                        done.fingerprint(), done.rows()));
+                unrecordedParts.add(
+                        new CompletionPointer.PublishedPart(
+                                part.windowStartMillis(),
+                                part.bucket(),
+                                part.key(),
+                                done.fingerprint(),
+                                done.rows()));
             }
             switch (done.outcome()) {
                 case CREATED:
@@ -167,17 +191,39 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         }
         // Only now are all parts handed over with these marks published.
         for (SnapshotCommittable mark : marks) {
-            if (mark.run().filter(r -> r.pipeline().equals(run.pipeline()) && r.jobVersion() == run.jobVersion()
-                    && r.kind() == run.kind()).isEmpty() || mark.watermark() == Long.MIN_VALUE) {
-                // From a savepoint of another job version, or from before marks named their run: not ours to record.
-                LOG.debug("Not recording {} in the pointer of {} v{}", mark, run.pipeline(), run.jobVersion());
+            if (mark.run()
+                            .filter(
+                                    r ->
+                                            r.pipeline().equals(run.pipeline())
+                                                    && r.jobVersion() == run.jobVersion()
+                                                    && r.kind() == run.kind())
+                            .isEmpty()
+                    || mark.watermark() == Long.MIN_VALUE) {
+                // From a savepoint of another job version, or from before marks named their run:
+                // not ours to record.
+                LOG.debug(
+                        "Not recording {} in the pointer of {} v{}",
+                        mark,
+                        run.pipeline(),
+                        run.jobVersion());
                 continue;
             }
             String id = mark.run().get().id() + "/" + mark.subtask();
             CompletionPointer.Mark before = unrecordedMarks.get(id);
-            unrecordedMarks.put(id, new CompletionPointer.Mark(mark.run().get().id(), mark.parallelism(), mark.subtask(),
-                    Math.max(mark.watermark(), before == null ? Long.MIN_VALUE : before.watermark()),
-                    Math.max(lastWindowEnd, before == null ? Long.MIN_VALUE : before.lastWindowEndMillis())));
+            unrecordedMarks.put(
+                    id,
+                    new CompletionPointer.Mark(
+                            mark.run().get().id(),
+                            mark.parallelism(),
+                            mark.subtask(),
+                            Math.max(
+                                    mark.watermark(),
+                                    before == null ? Long.MIN_VALUE : before.watermark()),
+                            Math.max(
+                                    lastWindowEnd,
+                                    before == null
+                                            ? Long.MIN_VALUE
+                                            : before.lastWindowEndMillis())));
         }
         recordProgress();
     }
@@ -188,8 +234,13 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
      * where they belong; its own pointer and manifests must not list them.
      */
     private boolean ownPart(SnapshotCommittable part) {
-        return ObjectKeys.parse(part.key()).filter(k -> k.kind() == run.kind() && k.pipeline().equals(run.pipeline())
-                && k.jobVersion() == run.jobVersion()).isPresent();
+        return ObjectKeys.parse(part.key())
+                .filter(
+                        k ->
+                                k.kind() == run.kind()
+                                        && k.pipeline().equals(run.pipeline())
+                                        && k.jobVersion() == run.jobVersion())
+                .isPresent();
     }
 
     /**
@@ -199,8 +250,16 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
      * logged, and what was not recorded is tried again after the next checkpoint.
      */
     private void recordProgress() throws InterruptedException {
-        boolean moves = !unrecordedParts.isEmpty() || unrecordedMarks.entrySet().stream().anyMatch(e -> CompletionPointer.committedThrough(
-                e.getValue().watermark(), scope.windowLengthMillis()) > recordedThrough.getOrDefault(e.getKey(), Long.MIN_VALUE));
+        boolean moves =
+                !unrecordedParts.isEmpty()
+                        || unrecordedMarks.entrySet().stream()
+                                .anyMatch(
+                                        e ->
+                                                CompletionPointer.committedThrough(
+                                                                e.getValue().watermark(),
+                                                                scope.windowLengthMillis())
+                                                        > recordedThrough.getOrDefault(
+                                                                e.getKey(), Long.MIN_VALUE));
         if (!moves) {
             unrecordedMarks.clear();
             return;
@@ -208,43 +267,66 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         List<CompletionPointer.Mark> marks = List.copyOf(unrecordedMarks.values());
         List<CompletionPointer.PublishedPart> parts = List.copyOf(unrecordedParts);
         try {
-            Optional<Long> through = backoff.run(retries, "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                    () -> CompletionPointer.record(store, scope, marks, parts));
+            Optional<Long> through =
+                    backoff.run(
+                            retries,
+                            "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
+                            () -> CompletionPointer.record(store, scope, marks, parts));
             through.ifPresent(t -> completeThrough = t);
-            unrecordedMarks.forEach((id, m) -> recordedThrough.put(id, CompletionPointer.committedThrough(m.watermark(), scope.windowLengthMillis())));
+            unrecordedMarks.forEach(
+                    (id, m) ->
+                            recordedThrough.put(
+                                    id,
+                                    CompletionPointer.committedThrough(
+                                            m.watermark(), scope.windowLengthMillis())));
             unrecordedMarks.clear();
             unrecordedParts.clear();
-        } catch (IOException | RuntimeException e) { // never fails the commit: its parts are published
+        } catch (IOException
+                | RuntimeException e) { // never fails the commit: its parts are published
             progressFailures.inc();
-            LOG.error("The parts of this commit are published, but the completion pointer of {} v{} could not be updated: {}."
-                    + " It is tried again after the next checkpoint; until then readers see it behind.", scope.pipeline(),
-                    scope.jobVersion(), e.toString());
+            LOG.error(
+                    "The parts of this commit are published, but the completion pointer of {} v{} could not be updated: {}."
+                            + " It is tried again after the next checkpoint; until then readers see it behind.",
+                    scope.pipeline(),
+                    scope.jobVersion(),
+                    e.toString());
         }
     }
 
-    private record Publishing(CommitRequest<SnapshotCommittable> request, Future<Published> outcome) {}
+    private record Publishing(
+            CommitRequest<SnapshotCommittable> request, Future<Published> outcome) {}
 
-    /** How a part ended, and the canonical object's fingerprint and row count (what its window's manifest lists). */
+    /**
+     * How a part ended, and the canonical object's fingerprint and row count (what its window's
+     * manifest lists).
+     */
     record Published(Outcome outcome, String fingerprint, long rows) {}
 
     Published publish(SnapshotCommittable part) throws IOException, InterruptedException {
-        return backoff.run(retries, "publish " + part.key() + " to " + store.describe(), () -> attempt(part));
+        return backoff.run(
+                retries, "publish " + part.key() + " to " + store.describe(), () -> attempt(part));
     }
 
     private Published attempt(SnapshotCommittable part) throws IOException {
         Optional<StagedObject> staged = part.staged();
         // Look before completing an upload: S3 may accept a second completion of the same upload id
         // (after a restore) as a success, which would hide that this committable already landed.
-        Optional<ObjectInfo> existing = staged.isPresent() ? store.head(part.key()) : Optional.empty();
+        Optional<ObjectInfo> existing =
+                staged.isPresent() ? store.head(part.key()) : Optional.empty();
         if (existing.isPresent()) {
             return resolveExisting(part, existing.get());
         }
         try {
-            boolean won = staged.isPresent()
-                    ? store.promote(staged.get())
-                    : store.putIfAbsent(part.key(), part.inline().get(), part.metadata());
+            boolean won =
+                    staged.isPresent()
+                            ? store.promote(staged.get())
+                            : store.putIfAbsent(part.key(), part.inline().get(), part.metadata());
             if (won) {
-                LOG.info("Created {} ({} rows, fingerprint {}, {})", part.key(), part.rowCount(), part.fingerprint(),
+                LOG.info(
+                        "Created {} ({} rows, fingerprint {}, {})",
+                        part.key(),
+                        part.rowCount(),
+                        part.fingerprint(),
                         staged.isPresent() ? "staged" : "inline");
                 return new Published(Outcome.CREATED, part.fingerprint(), part.rowCount());
             }
@@ -252,42 +334,69 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             if (e.kind() == StoreException.Kind.CONFLICT) {
                 conflicts.inc();
             }
-            // A staged part that is gone, or a 409 on completing it (S3 then drops the upload, and the
-            // store starts it again from the staged copy on the next attempt), is fine if the key got
-            // published meanwhile: by this committable before a restart, or by another execution.
-            // Otherwise the 409 is retried, and a part gone with its copy is reported.
-            boolean stagedTrouble = staged.isPresent()
-                    && (e.kind() == StoreException.Kind.STAGED_GONE || e.kind() == StoreException.Kind.CONFLICT);
+            // A staged part that is gone, or a 409 on completing it (S3 then drops the upload, and
+            // the store starts it again from the staged copy on the next attempt), is fine if the
+            // key got published meanwhile: by this committable before a restart, or by another
+            // execution. Otherwise the 409 is retried, and a part gone with its copy is reported.
+            boolean stagedTrouble =
+                    staged.isPresent()
+                            && (e.kind() == StoreException.Kind.STAGED_GONE
+                                    || e.kind() == StoreException.Kind.CONFLICT);
             if (!stagedTrouble || store.head(part.key()).isEmpty()) {
                 if (e.kind() == StoreException.Kind.STAGED_GONE) {
-                    throw new StoreException(StoreException.Kind.PERMANENT, "the staged part for " + part.key()
-                            + " is gone, with its staged copy, and nothing was published at that key: the job was down or"
-                            + " failing for longer than the bucket's staging retention. Restore the job from a checkpoint"
-                            + " older than the one holding this part so the window is recomputed", e);
+                    throw new StoreException(
+                            StoreException.Kind.PERMANENT,
+                            "the staged part for "
+                                    + part.key()
+                                    + " is gone, with its staged copy, and nothing was published at that key: the job was down or"
+                                    + " failing for longer than the bucket's staging retention. Restore the job from a checkpoint"
+                                    + " older than the one holding this part so the window is recomputed",
+                            e);
                 }
                 throw e;
             }
         }
-        return resolveExisting(part, store.head(part.key()).orElseThrow(() -> new StoreException(
-                StoreException.Kind.TRANSIENT, part.key() + " was reported to exist but cannot be read yet", null)));
+        return resolveExisting(
+                part,
+                store.head(part.key())
+                        .orElseThrow(
+                                () ->
+                                        new StoreException(
+                                                StoreException.Kind.TRANSIENT,
+                                                part.key()
+                                                        + " was reported to exist but cannot be read yet",
+                                                null)));
     }
 
     /** The key is taken: same content collapses, different content is evidence. */
-    private Published resolveExisting(SnapshotCommittable part, ObjectInfo existing) throws IOException {
+    private Published resolveExisting(SnapshotCommittable part, ObjectInfo existing)
+            throws IOException {
         part.staged().ifPresent(this::abortQuietly);
         String canonical = existing.metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
         if (canonical.equals(part.fingerprint())) {
-            LOG.info("Collapsed {} into the existing object (same fingerprint {}, first written by job {})",
-                    part.key(), canonical, existing.metadata().get(PartMetadata.WRITER_JOB));
+            LOG.info(
+                    "Collapsed {} into the existing object (same fingerprint {}, first written by job {})",
+                    part.key(),
+                    canonical,
+                    existing.metadata().get(PartMetadata.WRITER_JOB));
             return new Published(Outcome.COLLAPSED, canonical, part.rowCount());
         }
         String evidence = ObjectKeys.divergenceKey(part.key(), part.fingerprint());
         store.putIfAbsent(evidence, evidence(part, existing), Map.of());
-        LOG.error("DIVERGENCE at {}: the existing object has fingerprint {} (writer {}), this execution computed {}"
+        LOG.error(
+                "DIVERGENCE at {}: the existing object has fingerprint {} (writer {}), this execution computed {}"
                         + " (writer {}). The first object stays canonical; evidence in {}. Check for non-deterministic"
                         + " logic or inputs that differ between the two executions.",
-                part.key(), canonical, writer(existing.metadata()), part.fingerprint(), writer(part.metadata()), evidence);
-        return new Published(Outcome.DIVERGENT, canonical, Long.parseLong(existing.metadata().getOrDefault(PartMetadata.ROWS, "0")));
+                part.key(),
+                canonical,
+                writer(existing.metadata()),
+                part.fingerprint(),
+                writer(part.metadata()),
+                evidence);
+        return new Published(
+                Outcome.DIVERGENT,
+                canonical,
+                Long.parseLong(existing.metadata().getOrDefault(PartMetadata.ROWS, "0")));
     }
 
     private byte[] evidence(SnapshotCommittable part, ObjectInfo existing) throws IOException {
@@ -301,17 +410,26 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     }
 
     private static String writer(Map<String, String> metadata) {
-        return metadata.get(PartMetadata.WRITER_JOB) + "@" + metadata.get(PartMetadata.WRITER_HOST)
-                + " " + metadata.get(PartMetadata.WRITER_TASK);
+        return metadata.get(PartMetadata.WRITER_JOB)
+                + "@"
+                + metadata.get(PartMetadata.WRITER_HOST)
+                + " "
+                + metadata.get(PartMetadata.WRITER_TASK);
     }
 
-    /** After a 412 the upload still exists; abort it. Failing that only leaves an orphan for the lifecycle rule. */
+    /**
+     * After a 412 the upload still exists; abort it. Failing that only leaves an orphan for the
+     * lifecycle rule.
+     */
     private void abortQuietly(StagedObject staged) {
         try {
             store.abort(staged);
         } catch (IOException e) {
-            LOG.warn("Could not abort staged upload {} for {}; the bucket's lifecycle rule will remove it: {}",
-                    staged.handle(), staged.key(), e.getMessage());
+            LOG.warn(
+                    "Could not abort staged upload {} for {}; the bucket's lifecycle rule will remove it: {}",
+                    staged.handle(),
+                    staged.key(),
+                    e.getMessage());
         }
     }
 

@@ -29,9 +29,16 @@ public class SnapshotPart<T> {
     /** Flink type information with the row type spelled out, so rows are not handed to Kryo. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static <T> TypeInformation<SnapshotPart<T>> typeInfo(TypeInformation<T> rowType) {
-        return (TypeInformation) Types.POJO(
-                SnapshotPart.class,
-                Map.of("windowStartMillis", Types.LONG, "bucket", Types.INT, "rows", Types.LIST(rowType)));
+        return (TypeInformation)
+                Types.POJO(
+                        SnapshotPart.class,
+                        Map.of(
+                                "windowStartMillis",
+                                Types.LONG,
+                                "bucket",
+                                Types.INT,
+                                "rows",
+                                Types.LIST(rowType)));
     }
 
     public long getWindowStartMillis() {
@@ -64,7 +71,9 @@ public class SnapshotPart<T> {
             return false;
         }
         SnapshotPart<?> that = (SnapshotPart<?>) o;
-        return windowStartMillis == that.windowStartMillis && bucket == that.bucket && Objects.equals(rows, that.rows);
+        return windowStartMillis == that.windowStartMillis
+                && bucket == that.bucket
+                && Objects.equals(rows, that.rows);
     }
 
     @Override
@@ -74,6 +83,12 @@ public class SnapshotPart<T> {
 
     @Override
     public String toString() {
-        return "SnapshotPart{window=" + windowStartMillis + ", bucket=" + bucket + ", rows=" + rows.size() + "}";
+        return "SnapshotPart{window="
+                + windowStartMillis
+                + ", bucket="
+                + bucket
+                + ", rows="
+                + rows.size()
+                + "}";
     }
 }

@@ -1,14 +1,16 @@
 package dev.snapshots.sink;
 
-import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
 import org.apache.flink.annotation.Internal;
 
-/** Everything a sink is configured with; immutable, built by {@link CanonicalSnapshotSinkBuilder}. */
+/**
+ * Everything a sink is configured with; immutable, built by {@link CanonicalSnapshotSinkBuilder}.
+ */
 @Internal
 public final class SnapshotSinkConfig<T> implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -33,7 +35,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
      * parallelism (0: the environment's, or 128) and the uids of the assembling operator and the
      * sink, which savepoints know them by.
      */
-    record Topology(int maxParallelism, String assemblyUid, String sinkUid) implements Serializable {}
+    record Topology(int maxParallelism, String assemblyUid, String sinkUid)
+            implements Serializable {}
 
     SnapshotSinkConfig(
             String pipeline,
@@ -81,7 +84,14 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     /** The identity of one part of this sink's output. */
     public WorkIdentity identity(long windowStartMillis, int bucket) {
         return new WorkIdentity(
-                pipeline, windowStartMillis, windowLengthMillis, jobVersion, schemaVersion, bucket, bucketCount, pinnedInputs);
+                pipeline,
+                windowStartMillis,
+                windowLengthMillis,
+                jobVersion,
+                schemaVersion,
+                bucket,
+                bucketCount,
+                pinnedInputs);
     }
 
     public String pipeline() {
@@ -135,6 +145,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     /** What the completion pointer of this sink's output is about. */
     public CompletionPointer.Scope pointerScope() {
-        return new CompletionPointer.Scope(kind, pipeline, jobVersion, schemaVersion, bucketCount, windowLengthMillis);
+        return new CompletionPointer.Scope(
+                kind, pipeline, jobVersion, schemaVersion, bucketCount, windowLengthMillis);
     }
 }

@@ -25,10 +25,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Encodes each part and stages it; hands the committables over at the checkpoint barrier,
- * followed by a progress mark carrying this subtask's watermark.
+ * Encodes each part and stages it; hands the committables over at the checkpoint barrier, followed
+ * by a progress mark carrying this subtask's watermark.
  */
-final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, SnapshotCommittable> {
+final class SnapshotWriter<T>
+        implements CommittingSinkWriter<SnapshotPart<T>, SnapshotCommittable> {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotWriter.class);
 
     private final SnapshotSinkConfig<T> config;
@@ -56,19 +57,33 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         requireOneSchemaPerJobVersion();
     }
 
-    /** See {@link CompletionPointer#requireSchema}. An unreadable pointer does not stop the writer: parts come first. */
+    /**
+     * See {@link CompletionPointer#requireSchema}. An unreadable pointer does not stop the writer:
+     * parts come first.
+     */
     private void requireOneSchemaPerJobVersion() {
         try {
-            CompletionPointer.requireSchema(store, config.kind(), config.pipeline(), config.jobVersion(), config.schemaVersion());
+            CompletionPointer.requireSchema(
+                    store,
+                    config.kind(),
+                    config.pipeline(),
+                    config.jobVersion(),
+                    config.schemaVersion());
         } catch (IOException | UncheckedIOException e) {
-            LOG.warn("Could not read which schema {} v{} is written with: {}", config.pipeline(), config.jobVersion(), e.getMessage());
+            LOG.warn(
+                    "Could not read which schema {} v{} is written with: {}",
+                    config.pipeline(),
+                    config.jobVersion(),
+                    e.getMessage());
         }
     }
 
     @Override
-    public void write(SnapshotPart<T> part, Context context) throws IOException, InterruptedException {
+    public void write(SnapshotPart<T> part, Context context)
+            throws IOException, InterruptedException {
         WorkIdentity id = config.identity(part.getWindowStartMillis(), part.getBucket());
-        PartEncoding.PartWriter encoding = new PartEncoding.PartWriter(config.kind(), format.schema(), config.schemaVersion());
+        PartEncoding.PartWriter encoding =
+                new PartEncoding.PartWriter(config.kind(), format.schema(), config.schemaVersion());
         for (Keyed row : sortedRows(part, id)) {
             encoding.add(row.record());
         }
@@ -86,16 +101,38 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         metadata.put(PartMetadata.WINDOW_END, Long.toString(id.windowEndMillis()));
 
         if (file.length <= config.inlineThresholdBytes()) {
-            pending.add(SnapshotCommittable.inline(key, id.windowStartMillis(), id.windowEndMillis(), id.bucket(),
-                    fingerprint, rows, metadata, file));
+            pending.add(
+                    SnapshotCommittable.inline(
+                            key,
+                            id.windowStartMillis(),
+                            id.windowEndMillis(),
+                            id.bucket(),
+                            fingerprint,
+                            rows,
+                            metadata,
+                            file));
             inline.inc();
         } else {
-            StagedObject upload = config.backoff().run(retries, "stage " + key, () -> store.stage(key, file, metadata));
-            pending.add(SnapshotCommittable.staged(id.windowStartMillis(), id.windowEndMillis(), id.bucket(),
-                    fingerprint, rows, metadata, upload));
+            StagedObject upload =
+                    config.backoff()
+                            .run(retries, "stage " + key, () -> store.stage(key, file, metadata));
+            pending.add(
+                    SnapshotCommittable.staged(
+                            id.windowStartMillis(),
+                            id.windowEndMillis(),
+                            id.bucket(),
+                            fingerprint,
+                            rows,
+                            metadata,
+                            upload));
             staged.inc();
         }
-        LOG.debug("Prepared {} ({} rows, {} bytes, fingerprint {})", key, rows, file.length, fingerprint);
+        LOG.debug(
+                "Prepared {} ({} rows, {} bytes, fingerprint {})",
+                key,
+                rows,
+                file.length,
+                fingerprint);
     }
 
     /** Rows in key order (ties by content), so a part's bytes never depend on arrival order. */
@@ -105,8 +142,14 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
             String key = format.key(row);
             int bucket = Buckets.of(key, id.bucketCount());
             if (bucket != id.bucket()) {
-                throw new IllegalArgumentException("row with key '" + key + "' belongs to bucket " + bucket
-                        + " but arrived in the part for " + id + ": the upstream must route rows with Buckets.of");
+                throw new IllegalArgumentException(
+                        "row with key '"
+                                + key
+                                + "' belongs to bucket "
+                                + bucket
+                                + " but arrived in the part for "
+                                + id
+                                + ": the upstream must route rows with Buckets.of");
             }
             keyed.add(new Keyed(key, row));
         }
@@ -137,7 +180,10 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
         store.close();
     }
 
-    /** A row and its key; its record is made when it is encoded, or earlier if a key tie needs its bytes. */
+    /**
+     * A row and its key; its record is made when it is encoded, or earlier if a key tie needs its
+     * bytes.
+     */
     private final class Keyed implements Comparable<Keyed> {
         final String key;
         final T row;
@@ -152,7 +198,10 @@ final class SnapshotWriter<T> implements CommittingSinkWriter<SnapshotPart<T>, S
             return format.toRecord(row);
         }
 
-        /** By key, ties by content. One plain method: a part of 250k rows sorts 4.5M times through here. */
+        /**
+         * By key, ties by content. One plain method: a part of 250k rows sorts 4.5M times through
+         * here.
+         */
         @Override
         public int compareTo(Keyed other) {
             int byKey = key.compareTo(other.key);

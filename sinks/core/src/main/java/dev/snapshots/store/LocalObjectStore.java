@@ -10,8 +10,8 @@ import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
@@ -32,11 +32,11 @@ import org.apache.flink.annotation.PublicEvolving;
 /**
  * A directory as an object store: the embedded default, and what tests use beside S3.
  *
- * <p>Staging writes a hidden temp file beside the target and fsyncs it; promoting is a hard
- * link, which is atomic and fails if the target exists, so it is create-if-absent exactly like
- * {@code If-None-Match: *}. Metadata travels as user extended attributes on the inode, so the
- * link publishes content and metadata in one step. Hidden files (names starting with '.') are
- * never listed.
+ * <p>Staging writes a hidden temp file beside the target and fsyncs it; promoting is a hard link,
+ * which is atomic and fails if the target exists, so it is create-if-absent exactly like {@code
+ * If-None-Match: *}. Metadata travels as user extended attributes on the inode, so the link
+ * publishes content and metadata in one step. Hidden files (names starting with '.') are never
+ * listed.
  */
 @PublicEvolving
 public final class LocalObjectStore implements ObjectStore {
@@ -51,23 +51,30 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     @Override
-    public StagedObject stage(String key, byte[] content, Map<String, String> metadata) throws IOException {
+    public StagedObject stage(String key, byte[] content, Map<String, String> metadata)
+            throws IOException {
         Path target = resolve(key);
         Files.createDirectories(target.getParent());
-        Path temp = target.resolveSibling("." + target.getFileName() + "." + UUID.randomUUID() + STAGED_SUFFIX);
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        Path temp =
+                target.resolveSibling(
+                        "." + target.getFileName() + "." + UUID.randomUUID() + STAGED_SUFFIX);
+        try (FileChannel ch =
+                FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer buf = ByteBuffer.wrap(content);
             while (buf.hasRemaining()) {
                 ch.write(buf);
             }
             ch.force(true);
         }
-        UserDefinedFileAttributeView attrs = Files.getFileAttributeView(temp, UserDefinedFileAttributeView.class);
+        UserDefinedFileAttributeView attrs =
+                Files.getFileAttributeView(temp, UserDefinedFileAttributeView.class);
         if (attrs == null) {
             Files.deleteIfExists(temp);
             throw new StoreException(
                     StoreException.Kind.PERMANENT,
-                    "the filesystem under " + root + " does not support user extended attributes, which hold object metadata",
+                    "the filesystem under "
+                            + root
+                            + " does not support user extended attributes, which hold object metadata",
                     null);
         }
         for (Map.Entry<String, String> e : metadata.entrySet()) {
@@ -85,7 +92,8 @@ public final class LocalObjectStore implements ObjectStore {
         } catch (FileAlreadyExistsException e) {
             return false;
         } catch (NoSuchFileException e) {
-            throw new StoreException(StoreException.Kind.STAGED_GONE, "staged file " + temp + " is gone", e);
+            throw new StoreException(
+                    StoreException.Kind.STAGED_GONE, "staged file " + temp + " is gone", e);
         }
         Files.deleteIfExists(temp);
         syncDirectory(target.getParent());
@@ -98,7 +106,8 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     @Override
-    public boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata) throws IOException {
+    public boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata)
+            throws IOException {
         StagedObject staged = stage(key, content, metadata);
         try {
             return promote(staged);
@@ -108,13 +117,14 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     /**
-     * Swaps under an exclusive OS file lock (between processes; between the threads of this one
-     * a monitor, since the OS lock is held per process), released by the OS if the process dies:
+     * Swaps under an exclusive OS file lock (between processes; between the threads of this one a
+     * monitor, since the OS lock is held per process), released by the OS if the process dies:
      * mutual exclusion without a staleness guess. The version is a hash of the content, so a swap
      * that expects a version nobody can have written fails like a failed {@code If-Match}.
      */
     @Override
-    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion) throws IOException {
+    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
+            throws IOException {
         Path target = resolve(key);
         Files.createDirectories(target.getParent());
         Path lockFile = target.resolveSibling("." + target.getFileName() + ".lock");
@@ -123,16 +133,34 @@ public final class LocalObjectStore implements ObjectStore {
         }
     }
 
-    private static boolean swapLocked(Path target, Path lockFile, byte[] content, Optional<String> expectedVersion) throws IOException {
-        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    private static boolean swapLocked(
+            Path target, Path lockFile, byte[] content, Optional<String> expectedVersion)
+            throws IOException {
+        try (FileChannel lock =
+                        FileChannel.open(
+                                lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock held = lock.lock()) {
-            Optional<String> current = Files.exists(target) ? Optional.of(version(Files.readAllBytes(target))) : Optional.empty();
+            Optional<String> current =
+                    Files.exists(target)
+                            ? Optional.of(version(Files.readAllBytes(target)))
+                            : Optional.empty();
             if (!current.equals(expectedVersion)) {
                 return false;
             }
-            Path temp = target.resolveSibling("." + target.getFileName() + "." + UUID.randomUUID() + STAGED_SUFFIX);
-            Files.write(temp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Path temp =
+                    target.resolveSibling(
+                            "." + target.getFileName() + "." + UUID.randomUUID() + STAGED_SUFFIX);
+            Files.write(
+                    temp,
+                    content,
+                    StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.WRITE,
+                    StandardOpenOption.SYNC);
+            Files.move(
+                    temp,
+                    target,
+                    StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
             syncDirectory(target.getParent());
             return true;
         }
@@ -142,12 +170,14 @@ public final class LocalObjectStore implements ObjectStore {
     public Optional<ObjectInfo> head(String key) throws IOException {
         Path path = resolve(key);
         try {
-            UserDefinedFileAttributeView attrs = Files.getFileAttributeView(path, UserDefinedFileAttributeView.class);
+            UserDefinedFileAttributeView attrs =
+                    Files.getFileAttributeView(path, UserDefinedFileAttributeView.class);
             Map<String, String> metadata = new TreeMap<>();
             for (String name : attrs.list()) {
                 ByteBuffer buf = ByteBuffer.allocate(attrs.size(name));
                 attrs.read(name, buf);
-                metadata.put(name, new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8));
+                metadata.put(
+                        name, new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8));
             }
             return Optional.of(new ObjectInfo(key, Files.size(path), "", metadata));
         } catch (NoSuchFileException e) {
@@ -173,30 +203,42 @@ public final class LocalObjectStore implements ObjectStore {
     @Override
     public void list(String prefix, Consumer<ObjectInfo> consumer) throws IOException {
         Map<String, Long> published = new TreeMap<>();
-        walk((file, attrs) -> {
-            if (!file.getFileName().toString().startsWith(".")) {
-                published.put(key(file), attrs.size());
-            }
-        });
-        published.forEach((key, size) -> {
-            if (key.startsWith(prefix)) {
-                consumer.accept(new ObjectInfo(key, size, "", Map.of()));
-            }
-        });
+        walk(
+                (file, attrs) -> {
+                    if (!file.getFileName().toString().startsWith(".")) {
+                        published.put(key(file), attrs.size());
+                    }
+                });
+        published.forEach(
+                (key, size) -> {
+                    if (key.startsWith(prefix)) {
+                        consumer.accept(new ObjectInfo(key, size, "", Map.of()));
+                    }
+                });
     }
 
     @Override
     public void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException {
-        walk((file, attrs) -> {
-            String name = file.getFileName().toString();
-            if (name.endsWith(STAGED_SUFFIX)) {
-                // ".{target name}.{uuid}.staged" beside its target
-                String key = key(file.resolveSibling(name.substring(1, name.length() - STAGED_SUFFIX.length() - 37)));
-                if (key.startsWith(prefix)) {
-                    consumer.accept(new StagedInfo(key, name, attrs.lastModifiedTime().toInstant()));
-                }
-            }
-        });
+        walk(
+                (file, attrs) -> {
+                    String name = file.getFileName().toString();
+                    if (name.endsWith(STAGED_SUFFIX)) {
+                        // ".{target name}.{uuid}.staged" beside its target
+                        String key =
+                                key(
+                                        file.resolveSibling(
+                                                name.substring(
+                                                        1,
+                                                        name.length()
+                                                                - STAGED_SUFFIX.length()
+                                                                - 37)));
+                        if (key.startsWith(prefix)) {
+                            consumer.accept(
+                                    new StagedInfo(
+                                            key, name, attrs.lastModifiedTime().toInstant()));
+                        }
+                    }
+                });
     }
 
     @Override
@@ -218,28 +260,34 @@ public final class LocalObjectStore implements ObjectStore {
         return root.relativize(file).toString().replace('\\', '/');
     }
 
-    /** Every regular file below the root; files that vanish mid-walk (promoted temp files) are skipped. */
+    /**
+     * Every regular file below the root; files that vanish mid-walk (promoted temp files) are
+     * skipped.
+     */
     private void walk(BiConsumer<Path, BasicFileAttributes> visitor) throws IOException {
         if (!Files.isDirectory(root)) {
             return;
         }
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                if (attrs.isRegularFile()) {
-                    visitor.accept(file, attrs);
-                }
-                return FileVisitResult.CONTINUE;
-            }
+        Files.walkFileTree(
+                root,
+                new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                        if (attrs.isRegularFile()) {
+                            visitor.accept(file, attrs);
+                        }
+                        return FileVisitResult.CONTINUE;
+                    }
 
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                if (e instanceof NoSuchFileException) {
-                    return FileVisitResult.CONTINUE;
-                }
-                throw e;
-            }
-        });
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException e)
+                            throws IOException {
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+                });
     }
 
     @Override
@@ -253,7 +301,10 @@ public final class LocalObjectStore implements ObjectStore {
     private Path resolve(String key) throws StoreException {
         Path path = root.resolve(key).normalize();
         if (!path.startsWith(root) || path.equals(root)) {
-            throw new StoreException(StoreException.Kind.PERMANENT, "key '" + key + "' escapes the store root " + root, null);
+            throw new StoreException(
+                    StoreException.Kind.PERMANENT,
+                    "key '" + key + "' escapes the store root " + root,
+                    null);
         }
         return path;
     }
@@ -269,7 +320,9 @@ public final class LocalObjectStore implements ObjectStore {
 
     static String version(byte[] content) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)).substring(0, 32);
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(content))
+                    .substring(0, 32);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -16,7 +16,8 @@ public final class LocalStoreFactory implements ObjectStoreFactory {
     @Override
     public void validate(URI uri) {
         if (uri.getPath() == null || uri.getPath().isEmpty()) {
-            throw new IllegalArgumentException("store URI '" + uri + "' needs an absolute path, e.g. file:///tmp/snapshots");
+            throw new IllegalArgumentException(
+                    "store URI '" + uri + "' needs an absolute path, e.g. file:///tmp/snapshots");
         }
     }
 

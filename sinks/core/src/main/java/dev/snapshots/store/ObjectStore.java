@@ -9,11 +9,12 @@ import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * The few operations the commit protocol needs from an object store. Two real implementations:
- * {@code S3ObjectStore} (conditional writes, module snapshots-sink-s3) and {@link LocalObjectStore} (hard links).
+ * {@code S3ObjectStore} (conditional writes, module snapshots-sink-s3) and {@link LocalObjectStore}
+ * (hard links).
  *
  * <p>Failures are {@link StoreException}s whose {@link StoreException.Kind} tells the caller
- * whether to retry, re-evaluate or give up. Implementations never retry by themselves: the
- * caller owns backoff, so every retry is counted once.
+ * whether to retry, re-evaluate or give up. Implementations never retry by themselves: the caller
+ * owns backoff, so every retry is counted once.
  */
 @PublicEvolving
 public interface ObjectStore extends AutoCloseable {
@@ -33,7 +34,8 @@ public interface ObjectStore extends AutoCloseable {
     void abort(StagedObject staged) throws IOException;
 
     /** Writes the object only if no object exists at the key; false if one did. */
-    boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata) throws IOException;
+    boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata)
+            throws IOException;
 
     /**
      * Replaces the object only if its current version is {@code expectedVersion} (or, when that is
@@ -41,11 +43,14 @@ public interface ObjectStore extends AutoCloseable {
      *
      * @return false if the object changed in between (someone else won the swap)
      */
-    boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion) throws IOException;
+    boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
+            throws IOException;
 
     Optional<ObjectInfo> head(String key) throws IOException;
 
-    /** Removes a published object; an absent one is not an error. Used for locks, never for parts. */
+    /**
+     * Removes a published object; an absent one is not an error. Used for locks, never for parts.
+     */
     void delete(String key) throws IOException;
 
     /** Content and the version a later {@link #compareAndSwap} expects. */
@@ -61,7 +66,9 @@ public interface ObjectStore extends AutoCloseable {
      */
     void listDirectories(String prefix, Consumer<String> consumer) throws IOException;
 
-    /** Staged content never promoted or aborted (a writer died between staging and its checkpoint). */
+    /**
+     * Staged content never promoted or aborted (a writer died between staging and its checkpoint).
+     */
     void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException;
 
     /** Where this store points, for logs and reports. */

@@ -11,8 +11,8 @@ import org.apache.flink.annotation.PublicEvolving;
  * @param handle the S3 multipart upload id, or the temp file name beside the target
  * @param partETags the S3 ETags of the uploaded parts, in order; empty for the filesystem
  * @param copy where a durable copy of the content waits (S3: an object under {@code _staging/}),
- *     from which an upload that vanished is started again; empty where the handle itself is
- *     durable (a temp file), and for parts staged before copies existed
+ *     from which an upload that vanished is started again; empty where the handle itself is durable
+ *     (a temp file), and for parts staged before copies existed
  */
 @PublicEvolving
 public record StagedObject(String key, String handle, List<String> partETags, String copy) {

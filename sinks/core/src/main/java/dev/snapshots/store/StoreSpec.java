@@ -21,9 +21,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *
  * <ul>
  *   <li>{@code file:///var/snapshots}: the local filesystem (built in, the embedded default)
- *   <li>{@code s3://bucket/prefix}: S3 (module {@code snapshots-sink-s3}); options
- *       {@link #ENDPOINT} for a local S3 server (path-style addressing is then used) and
- *       {@link #REGION}
+ *   <li>{@code s3://bucket/prefix}: S3 (module {@code snapshots-sink-s3}); options {@link
+ *       #ENDPOINT} for a local S3 server (path-style addressing is then used) and {@link #REGION}
  * </ul>
  */
 @PublicEvolving
@@ -32,6 +31,7 @@ public final class StoreSpec implements Serializable {
 
     /** A store's network endpoint, when not the provider's default: a local S3 server, say. */
     public static final String ENDPOINT = "endpoint";
+
     public static final String REGION = "region";
 
     private final URI uri;
@@ -42,14 +42,18 @@ public final class StoreSpec implements Serializable {
         this.options = options;
     }
 
-    /** @throws IllegalArgumentException if no store on the classpath opens the URI's scheme, or the URI is not one it can use */
+    /**
+     * @throws IllegalArgumentException if no store on the classpath opens the URI's scheme, or the
+     *     URI is not one it can use
+     */
     public static StoreSpec parse(String uri) {
         Objects.requireNonNull(uri, "store URI");
         URI parsed;
         try {
             parsed = URI.create(uri);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("store URI '" + uri + "' is not a valid URI: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "store URI '" + uri + "' is not a valid URI: " + e.getMessage(), e);
         }
         factory(parsed).validate(parsed);
         return new StoreSpec(parsed, new TreeMap<>());
@@ -68,12 +72,23 @@ public final class StoreSpec implements Serializable {
         return withOption(REGION, region);
     }
 
-    /** @throws IllegalArgumentException if this URI's store does not understand {@code name} */
+    /**
+     * @throws IllegalArgumentException if this URI's store does not understand {@code name}
+     */
     public StoreSpec withOption(String name, String value) {
         Set<String> known = factory(uri).options();
         if (!known.contains(name)) {
-            throw new IllegalArgumentException("a store option '" + name + "' does not apply to " + uri.getScheme() + ":// stores ("
-                    + (known.isEmpty() ? "they take none" : "they take " + String.join(", ", new TreeSet<>(known))) + "), as in " + uri);
+            throw new IllegalArgumentException(
+                    "a store option '"
+                            + name
+                            + "' does not apply to "
+                            + uri.getScheme()
+                            + ":// stores ("
+                            + (known.isEmpty()
+                                    ? "they take none"
+                                    : "they take " + String.join(", ", new TreeSet<>(known)))
+                            + "), as in "
+                            + uri);
         }
         TreeMap<String, String> next = new TreeMap<>(options);
         next.put(name, Objects.requireNonNull(value, name));
@@ -103,20 +118,30 @@ public final class StoreSpec implements Serializable {
     private static ObjectStoreFactory factory(URI uri) {
         String scheme = Optional.ofNullable(uri.getScheme()).orElse("");
         List<String> schemes = new ArrayList<>();
-        for (ObjectStoreFactory f : ServiceLoader.load(ObjectStoreFactory.class, ObjectStoreFactory.class.getClassLoader())) {
+        for (ObjectStoreFactory f :
+                ServiceLoader.load(
+                        ObjectStoreFactory.class, ObjectStoreFactory.class.getClassLoader())) {
             if (f.scheme().equals(scheme)) {
                 return f;
             }
             schemes.add(f.scheme() + "://");
         }
         Collections.sort(schemes);
-        throw new IllegalArgumentException("store URI '" + uri + "' must start with " + String.join(" or ", schemes)
-                + " (got scheme '" + scheme + "'; a store module on the classpath adds its scheme)");
+        throw new IllegalArgumentException(
+                "store URI '"
+                        + uri
+                        + "' must start with "
+                        + String.join(" or ", schemes)
+                        + " (got scheme '"
+                        + scheme
+                        + "'; a store module on the classpath adds its scheme)");
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof StoreSpec && uri.equals(((StoreSpec) o).uri) && options.equals(((StoreSpec) o).options);
+        return o instanceof StoreSpec
+                && uri.equals(((StoreSpec) o).uri)
+                && options.equals(((StoreSpec) o).options);
     }
 
     @Override

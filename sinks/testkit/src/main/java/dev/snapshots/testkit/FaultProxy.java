@@ -25,9 +25,10 @@ import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * An HTTP proxy on 127.0.0.1 between the AWS SDK and S3Proxy that injects the failures a real S3
- * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes
- * (after which, as on S3, an upload whose completion got it is gone), 503 SlowDown, 500 InternalError, added latency, and connections dropped after the request was
- * carried out (so the write happened but the client never heard). Seeded, so a run repeats.
+ * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes (after
+ * which, as on S3, an upload whose completion got it is gone), 503 SlowDown, 500 InternalError,
+ * added latency, and connections dropped after the request was carried out (so the write happened
+ * but the client never heard). Seeded, so a run repeats.
  *
  * <p>Shipped with the library so you can run your own job against a misbehaving S3; the tests and
  * {@code snapshots chaos} use it the same way. Only faults sit here, never logic of the sink.
@@ -42,12 +43,20 @@ public final class FaultProxy implements AutoCloseable {
         DROP_AFTER_FORWARD
     }
 
-    private static final Set<String> HOP_HEADERS = Set.of("connection", "content-length", "expect", "host", "upgrade",
-            "transfer-encoding", "keep-alive");
+    private static final Set<String> HOP_HEADERS =
+            Set.of(
+                    "connection",
+                    "content-length",
+                    "expect",
+                    "host",
+                    "upgrade",
+                    "transfer-encoding",
+                    "keep-alive");
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newFixedThreadPool(32);
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final HttpClient client =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final String target;
     private final Random random;
     private final Map<Fault, AtomicInteger> injected = new ConcurrentHashMap<>();
@@ -90,12 +99,17 @@ public final class FaultProxy implements AutoCloseable {
         return this;
     }
 
-    /** Injects {@code fault} into the next {@code count} requests it applies to, whatever the rate. */
+    /**
+     * Injects {@code fault} into the next {@code count} requests it applies to, whatever the rate.
+     */
     public FaultProxy failNext(Fault fault, int count) {
         return failNext(fault, count, () -> {});
     }
 
-    /** As {@link #failNext(Fault, int)}, running {@code meanwhile} first: what a concurrent writer did. */
+    /**
+     * As {@link #failNext(Fault, int)}, running {@code meanwhile} first: what a concurrent writer
+     * did.
+     */
     public FaultProxy failNext(Fault fault, int count, Runnable meanwhile) {
         beforeForcedReply = meanwhile;
         forced = fault;
@@ -149,13 +163,21 @@ public final class FaultProxy implements AutoCloseable {
             }
             if (fault == Fault.CONFLICT_409) {
                 dropUploadIfCompleting(exchange);
-                error(exchange, 409, "ConditionalRequestConflict", "A conflicting operation occurred.");
+                error(
+                        exchange,
+                        409,
+                        "ConditionalRequestConflict",
+                        "A conflicting operation occurred.");
                 return;
             } else if (fault == Fault.SLOW_DOWN_503) {
                 error(exchange, 503, "SlowDown", "Please reduce your request rate.");
                 return;
             } else if (fault == Fault.INTERNAL_500) {
-                error(exchange, 500, "InternalError", "We encountered an internal error. Please try again.");
+                error(
+                        exchange,
+                        500,
+                        "InternalError",
+                        "We encountered an internal error. Please try again.");
                 return;
             } else if (fault == Fault.LATENCY) {
                 Thread.sleep(200 + nextInt(800));
@@ -163,18 +185,24 @@ public final class FaultProxy implements AutoCloseable {
             HttpResponse<byte[]> response = forward(exchange, body);
             forwarded.incrementAndGet();
             if (fault == Fault.DROP_AFTER_FORWARD) {
-                return; // the server did the work; closing an exchange that sent no headers drops the connection
+                return; // the server did the work; closing an exchange that sent no headers drops
+                // the connection
             }
-            response.headers().map().forEach((name, values) -> {
-                if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT)) && !name.startsWith(":")) {
-                    exchange.getResponseHeaders().put(name, values);
-                }
-            });
+            response.headers()
+                    .map()
+                    .forEach(
+                            (name, values) -> {
+                                if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT))
+                                        && !name.startsWith(":")) {
+                                    exchange.getResponseHeaders().put(name, values);
+                                }
+                            });
             byte[] out = response.body();
             boolean noBody = exchange.getRequestMethod().equals("HEAD") || out.length == 0;
             if (exchange.getRequestMethod().equals("HEAD")) {
-                response.headers().firstValue("content-length").ifPresent(
-                        len -> exchange.getResponseHeaders().set("Content-Length", len));
+                response.headers()
+                        .firstValue("content-length")
+                        .ifPresent(len -> exchange.getResponseHeaders().set("Content-Length", len));
             }
             exchange.sendResponseHeaders(response.statusCode(), noBody ? -1 : out.length);
             if (!noBody) {
@@ -188,10 +216,13 @@ public final class FaultProxy implements AutoCloseable {
     }
 
     private Fault pick(HttpExchange exchange) {
-        boolean conditional = exchange.getRequestHeaders().containsKey("If-None-Match")
-                || exchange.getRequestHeaders().containsKey("If-Match");
+        boolean conditional =
+                exchange.getRequestHeaders().containsKey("If-None-Match")
+                        || exchange.getRequestHeaders().containsKey("If-Match");
         Fault once = forced;
-        if (once != null && (once != Fault.CONFLICT_409 || conditional) && forcedRemaining.getAndDecrement() > 0) {
+        if (once != null
+                && (once != Fault.CONFLICT_409 || conditional)
+                && forcedRemaining.getAndDecrement() > 0) {
             beforeForcedReply.run();
             return once;
         }
@@ -199,9 +230,14 @@ public final class FaultProxy implements AutoCloseable {
         if (enabled.isEmpty() || nextDouble() >= rate) {
             return null;
         }
-        List<Fault> candidates = enabled.stream()
-                .filter(f -> f != Fault.CONFLICT_409 || conditional) // S3 answers 409 only to conditional writes
-                .toList();
+        List<Fault> candidates =
+                enabled.stream()
+                        .filter(
+                                f ->
+                                        f != Fault.CONFLICT_409
+                                                || conditional) // S3 answers 409 only to
+                        // conditional writes
+                        .toList();
         return candidates.isEmpty() ? null : candidates.get(nextInt(candidates.size()));
     }
 
@@ -210,35 +246,63 @@ public final class FaultProxy implements AutoCloseable {
      * upload with CreateMultipartUpload and re-upload each part"): so does this proxy, by aborting
      * it on the server behind.
      */
-    private void dropUploadIfCompleting(HttpExchange exchange) throws IOException, InterruptedException {
+    private void dropUploadIfCompleting(HttpExchange exchange)
+            throws IOException, InterruptedException {
         String query = exchange.getRequestURI().getRawQuery();
-        if (exchange.getRequestMethod().equals("POST") && query != null && query.contains("uploadId=")) {
+        if (exchange.getRequestMethod().equals("POST")
+                && query != null
+                && query.contains("uploadId=")) {
             String uploadId = query.replaceAll(".*uploadId=([^&]*).*", "$1");
-            client.send(HttpRequest.newBuilder(URI.create(target + exchange.getRequestURI().getRawPath() + "?uploadId=" + uploadId))
-                    .DELETE().timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding());
+            client.send(
+                    HttpRequest.newBuilder(
+                                    URI.create(
+                                            target
+                                                    + exchange.getRequestURI().getRawPath()
+                                                    + "?uploadId="
+                                                    + uploadId))
+                            .DELETE()
+                            .timeout(Duration.ofSeconds(30))
+                            .build(),
+                    HttpResponse.BodyHandlers.discarding());
         }
     }
 
-    private HttpResponse<byte[]> forward(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
-        URI uri = URI.create(target + exchange.getRequestURI().getRawPath()
-                + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery()));
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-                .timeout(Duration.ofSeconds(30))
-                .method(exchange.getRequestMethod(), body.length == 0
-                        ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofByteArray(body));
-        exchange.getRequestHeaders().forEach((name, values) -> {
-            if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
-                values.forEach(v -> request.header(name, v));
-            }
-        });
+    private HttpResponse<byte[]> forward(HttpExchange exchange, byte[] body)
+            throws IOException, InterruptedException {
+        URI uri =
+                URI.create(
+                        target
+                                + exchange.getRequestURI().getRawPath()
+                                + (exchange.getRequestURI().getRawQuery() == null
+                                        ? ""
+                                        : "?" + exchange.getRequestURI().getRawQuery()));
+        HttpRequest.Builder request =
+                HttpRequest.newBuilder(uri)
+                        .timeout(Duration.ofSeconds(30))
+                        .method(
+                                exchange.getRequestMethod(),
+                                body.length == 0
+                                        ? HttpRequest.BodyPublishers.noBody()
+                                        : HttpRequest.BodyPublishers.ofByteArray(body));
+        exchange.getRequestHeaders()
+                .forEach(
+                        (name, values) -> {
+                            if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+                                values.forEach(v -> request.header(name, v));
+                            }
+                        });
         return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
-    private static void error(HttpExchange exchange, int status, String code, String message) throws IOException {
-        byte[] xml = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + code + "</Code><Message>" + message
-                        + "</Message><RequestId>fault-proxy</RequestId></Error>")
-                .getBytes(StandardCharsets.UTF_8);
+    private static void error(HttpExchange exchange, int status, String code, String message)
+            throws IOException {
+        byte[] xml =
+                ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
+                                + code
+                                + "</Code><Message>"
+                                + message
+                                + "</Message><RequestId>fault-proxy</RequestId></Error>")
+                        .getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "application/xml");
         if (exchange.getRequestMethod().equals("HEAD")) {
             exchange.sendResponseHeaders(status, -1);

@@ -41,18 +41,29 @@ public abstract class ObjectStoreContract {
         try (ObjectStore store = freshStore().open()) {
             for (int round = 0; round < ROUNDS; round++) {
                 String key = "race/put-" + round + ".bin";
-                List<Boolean> won = race(i -> store.putIfAbsent(key, bytes("writer-" + i), Map.of("writer", "w" + i)));
+                List<Boolean> won =
+                        race(
+                                i ->
+                                        store.putIfAbsent(
+                                                key,
+                                                bytes("writer-" + i),
+                                                Map.of("writer", "w" + i)));
 
-                assertThat(won.stream().filter(w -> w).count()).as("winners in round %s", round).isEqualTo(1);
+                assertThat(won.stream().filter(w -> w).count())
+                        .as("winners in round %s", round)
+                        .isEqualTo(1);
                 int winner = won.indexOf(true);
-                assertThat(store.get(key).orElseThrow().content()).isEqualTo(bytes("writer-" + winner));
-                assertThat(store.head(key).orElseThrow().metadata()).containsEntry("writer", "w" + winner);
+                assertThat(store.get(key).orElseThrow().content())
+                        .isEqualTo(bytes("writer-" + winner));
+                assertThat(store.head(key).orElseThrow().metadata())
+                        .containsEntry("writer", "w" + winner);
             }
         }
     }
 
     @Test
-    void racingPromotionsOfStagedContentHaveOneWinnerAndTheLosersAbortsLeaveItIntact() throws Exception {
+    void racingPromotionsOfStagedContentHaveOneWinnerAndTheLosersAbortsLeaveItIntact()
+            throws Exception {
         try (ObjectStore store = freshStore().open()) {
             for (int round = 0; round < ROUNDS; round++) {
                 String key = "race/staged-" + round + ".bin";
@@ -69,10 +80,14 @@ public abstract class ObjectStoreContract {
                     }
                 }
 
-                assertThat(won.stream().filter(w -> w).count()).as("winners in round %s", round).isEqualTo(1);
+                assertThat(won.stream().filter(w -> w).count())
+                        .as("winners in round %s", round)
+                        .isEqualTo(1);
                 int winner = won.indexOf(true);
-                assertThat(store.get(key).orElseThrow().content()).isEqualTo(bytes("staged-" + winner));
-                assertThat(store.head(key).orElseThrow().metadata()).containsEntry("writer", "w" + winner);
+                assertThat(store.get(key).orElseThrow().content())
+                        .isEqualTo(bytes("staged-" + winner));
+                assertThat(store.head(key).orElseThrow().metadata())
+                        .containsEntry("writer", "w" + winner);
             }
             List<String> listed = new ArrayList<>();
             store.list("race/", o -> listed.add(o.key()));
@@ -88,7 +103,9 @@ public abstract class ObjectStoreContract {
             store.abort(staged); // twice is fine
 
             assertThatThrownBy(() -> store.promote(staged))
-                    .isInstanceOfSatisfying(StoreException.class, e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.STAGED_GONE));
+                    .isInstanceOfSatisfying(
+                            StoreException.class,
+                            e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.STAGED_GONE));
             assertThat(store.head("gone/k.bin")).isEmpty();
         }
     }
@@ -97,12 +114,20 @@ public abstract class ObjectStoreContract {
     void compareAndSwapSucceedsOnlyAgainstTheVersionRead() throws Exception {
         try (ObjectStore store = freshStore().open()) {
             assertThat(store.compareAndSwap("p.json", bytes("1"), Optional.empty())).isTrue();
-            assertThat(store.compareAndSwap("p.json", bytes("1b"), Optional.empty())).as("create when it exists").isFalse();
+            assertThat(store.compareAndSwap("p.json", bytes("1b"), Optional.empty()))
+                    .as("create when it exists")
+                    .isFalse();
             String v1 = store.get("p.json").orElseThrow().version();
 
             assertThat(store.compareAndSwap("p.json", bytes("2"), Optional.of(v1))).isTrue();
-            assertThat(store.compareAndSwap("p.json", bytes("3"), Optional.of(v1))).as("stale version").isFalse();
-            assertThat(new String(store.get("p.json").orElseThrow().content(), StandardCharsets.UTF_8)).isEqualTo("2");
+            assertThat(store.compareAndSwap("p.json", bytes("3"), Optional.of(v1)))
+                    .as("stale version")
+                    .isFalse();
+            assertThat(
+                            new String(
+                                    store.get("p.json").orElseThrow().content(),
+                                    StandardCharsets.UTF_8))
+                    .isEqualTo("2");
         }
     }
 
@@ -129,7 +154,8 @@ public abstract class ObjectStoreContract {
     @Test
     void directoriesAreListedOneLevelDownAndMissingKeysReadAsEmpty() throws Exception {
         try (ObjectStore store = freshStore().open()) {
-            for (String key : List.of("a/b/x.bin", "a/b/y.bin", "a/c/z.bin", "a/top.bin", "d/e.bin")) {
+            for (String key :
+                    List.of("a/b/x.bin", "a/b/y.bin", "a/c/z.bin", "a/top.bin", "d/e.bin")) {
                 assertThat(store.putIfAbsent(key, bytes(key), Map.of())).isTrue();
             }
             List<String> directories = new ArrayList<>();
@@ -151,10 +177,13 @@ public abstract class ObjectStoreContract {
             List<Future<Boolean>> results = new ArrayList<>();
             for (int i = 0; i < WRITERS; i++) {
                 int id = i;
-                results.add(pool.submit((Callable<Boolean>) () -> {
-                    start.await();
-                    return writer.write(id);
-                }));
+                results.add(
+                        pool.submit(
+                                (Callable<Boolean>)
+                                        () -> {
+                                            start.await();
+                                            return writer.write(id);
+                                        }));
             }
             List<Boolean> won = new ArrayList<>();
             for (Future<Boolean> f : results) {

@@ -15,9 +15,20 @@ import org.apache.flink.annotation.PublicEvolving;
 @PublicEvolving
 public final class RandomInputs {
     private static final long[] LONG_EDGES = {
-        Long.MIN_VALUE, Long.MIN_VALUE + 1, -2, -1, 0, 1, 2, Long.MAX_VALUE - 1, Long.MAX_VALUE};
+        Long.MIN_VALUE, Long.MIN_VALUE + 1, -2, -1, 0, 1, 2, Long.MAX_VALUE - 1, Long.MAX_VALUE
+    };
     private static final int[] INT_EDGES = {
-        Integer.MIN_VALUE, Integer.MIN_VALUE + 1, -2, -1, 0, 1, 2, Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
+        Integer.MIN_VALUE,
+        Integer.MIN_VALUE + 1,
+        -2,
+        -1,
+        0,
+        1,
+        2,
+        Integer.MAX_VALUE - 1,
+        Integer.MAX_VALUE
+    };
+
     /** The lowest and highest characters {@link #anyChar} draws, and a space. */
     private static final char[] CHAR_EDGES = {'\u0000', ' ', '\uFFFD'};
 
@@ -57,8 +68,8 @@ public final class RandomInputs {
     }
 
     /**
-     * Any character of the Basic Multilingual Plane that is text on its own: no surrogate halves
-     * (a lone one is not valid UTF-16), no noncharacters and no private-use characters.
+     * Any character of the Basic Multilingual Plane that is text on its own: no surrogate halves (a
+     * lone one is not valid UTF-16), no noncharacters and no private-use characters.
      */
     public char anyChar() {
         if (edge()) {
@@ -67,7 +78,8 @@ public final class RandomInputs {
         while (true) {
             char c = (char) random.nextInt(0x10000);
             boolean surrogateOrPrivate = c >= '\uD800' && c <= '\uF8FF';
-            boolean noncharacter = (c >= '\uFDD0' && c <= '\uFDEF') || c == '\uFFFE' || c == '\uFFFF';
+            boolean noncharacter =
+                    (c >= '\uFDD0' && c <= '\uFDEF') || c == '\uFFFE' || c == '\uFFFF';
             if (!surrogateOrPrivate && !noncharacter) {
                 return c;
             }
@@ -83,7 +95,9 @@ public final class RandomInputs {
         return s.toString();
     }
 
-    /** A string of {@code minLength} to {@code maxLength} characters, each one of {@code alphabet}. */
+    /**
+     * A string of {@code minLength} to {@code maxLength} characters, each one of {@code alphabet}.
+     */
     public String string(String alphabet, int minLength, int maxLength) {
         StringBuilder s = new StringBuilder();
         for (int n = between(minLength, maxLength); s.length() < n; ) {

@@ -15,10 +15,10 @@ import java.util.List;
 import org.apache.flink.annotation.PublicEvolving;
 
 /**
- * A real S3 server for tests: S3Proxy 4.1.0 with the filesystem-nio2 backend, started once per
- * test JVM as a child process on 127.0.0.1 and stopped (by its PID) when the JVM exits. Its
- * conditional writes are atomic (unlike S3Mock), which is what the sink's guarantee rests on.
- * Authorization is off so the fault proxy can sit in front without re-signing requests.
+ * A real S3 server for tests: S3Proxy 4.1.0 with the filesystem-nio2 backend, started once per test
+ * JVM as a child process on 127.0.0.1 and stopped (by its PID) when the JVM exits. Its conditional
+ * writes are atomic (unlike S3Mock), which is what the sink's guarantee rests on. Authorization is
+ * off so the fault proxy can sit in front without re-signing requests.
  */
 @PublicEvolving
 public final class S3ProxyServer {
@@ -46,11 +46,21 @@ public final class S3ProxyServer {
     public String createBucket(String prefix) {
         String bucket = (prefix + "-" + Long.toHexString(System.nanoTime())).toLowerCase();
         try {
-            HttpResponse<String> r = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create(endpoint + "/" + bucket)).PUT(HttpRequest.BodyPublishers.noBody()).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r =
+                    HttpClient.newHttpClient()
+                            .send(
+                                    HttpRequest.newBuilder(URI.create(endpoint + "/" + bucket))
+                                            .PUT(HttpRequest.BodyPublishers.noBody())
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
-                throw new IllegalStateException("creating bucket " + bucket + " failed: " + r.statusCode() + " " + r.body());
+                throw new IllegalStateException(
+                        "creating bucket "
+                                + bucket
+                                + " failed: "
+                                + r.statusCode()
+                                + " "
+                                + r.body());
             }
             return bucket;
         } catch (IOException | InterruptedException e) {
@@ -61,8 +71,11 @@ public final class S3ProxyServer {
     private static S3ProxyServer start() {
         String jar = System.getProperty("s3proxy.jar");
         if (jar == null || !Files.exists(Path.of(jar))) {
-            throw new IllegalStateException("system property s3proxy.jar must point at s3proxy-4.1.0-jar-with-dependencies.jar"
-                    + " (the build sets it; got " + jar + ")");
+            throw new IllegalStateException(
+                    "system property s3proxy.jar must point at s3proxy-4.1.0-jar-with-dependencies.jar"
+                            + " (the build sets it; got "
+                            + jar
+                            + ")");
         }
         try {
             Path dir = Files.createTempDirectory("s3proxy");
@@ -70,17 +83,25 @@ public final class S3ProxyServer {
             int port = freePort();
             String endpoint = "http://127.0.0.1:" + port;
             Path props = dir.resolve("s3proxy.properties");
-            Files.write(props, List.of(
-                    "s3proxy.endpoint=" + endpoint,
-                    "s3proxy.authorization=none",
-                    "jclouds.provider=filesystem-nio2",
-                    "jclouds.filesystem.basedir=" + dir.resolve("data")));
-            Process process = new ProcessBuilder(
-                            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                            "-Xmx256m", "-jar", jar, "--properties", props.toString())
-                    .redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("s3proxy.log").toFile())
-                    .start();
+            Files.write(
+                    props,
+                    List.of(
+                            "s3proxy.endpoint=" + endpoint,
+                            "s3proxy.authorization=none",
+                            "jclouds.provider=filesystem-nio2",
+                            "jclouds.filesystem.basedir=" + dir.resolve("data")));
+            Process process =
+                    new ProcessBuilder(
+                                    Path.of(System.getProperty("java.home"), "bin", "java")
+                                            .toString(),
+                                    "-Xmx256m",
+                                    "-jar",
+                                    jar,
+                                    "--properties",
+                                    props.toString())
+                            .redirectErrorStream(true)
+                            .redirectOutput(dir.resolve("s3proxy.log").toFile())
+                            .start();
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
             awaitReady(process, endpoint, dir.resolve("s3proxy.log"));
             return new S3ProxyServer(endpoint);
@@ -98,7 +119,9 @@ public final class S3ProxyServer {
                 throw new IllegalStateException("S3Proxy exited: " + Files.readString(log));
             }
             try {
-                http.send(HttpRequest.newBuilder(URI.create(endpoint + "/")).build(), HttpResponse.BodyHandlers.discarding());
+                http.send(
+                        HttpRequest.newBuilder(URI.create(endpoint + "/")).build(),
+                        HttpResponse.BodyHandlers.discarding());
                 return;
             } catch (IOException e) {
                 sleep(100);
@@ -108,7 +131,8 @@ public final class S3ProxyServer {
             }
         }
         process.destroyForcibly();
-        throw new IllegalStateException("S3Proxy did not answer at " + endpoint + " within 60 s: " + Files.readString(log));
+        throw new IllegalStateException(
+                "S3Proxy did not answer at " + endpoint + " within 60 s: " + Files.readString(log));
     }
 
     static int freePort() throws IOException {

@@ -34,7 +34,8 @@ public enum StoreKind {
     public StoreSpec fresh() {
         if (isS3()) {
             S3ProxyServer s3 = S3ProxyServer.get();
-            return StoreSpec.parse("s3://" + s3.createBucket("snap") + "/out").withEndpoint(s3.endpoint());
+            return StoreSpec.parse("s3://" + s3.createBucket("snap") + "/out")
+                    .withEndpoint(s3.endpoint());
         }
         try {
             return StoreSpec.local(Files.createTempDirectory("snapshots-fs"));

@@ -26,8 +26,16 @@ class ObjectKeysTest {
     @MethodSource("seeds")
     void equalIdentitiesGiveEqualKeys(long seed) {
         WorkIdentity id = identity(new RandomInputs(seed));
-        WorkIdentity copy = new WorkIdentity(id.pipeline(), id.windowStartMillis(), id.windowLengthMillis(), id.jobVersion(),
-                id.schemaVersion(), id.bucket(), id.bucketCount(), id.pinnedInputs());
+        WorkIdentity copy =
+                new WorkIdentity(
+                        id.pipeline(),
+                        id.windowStartMillis(),
+                        id.windowLengthMillis(),
+                        id.jobVersion(),
+                        id.schemaVersion(),
+                        id.bucket(),
+                        id.bucketCount(),
+                        id.pinnedInputs());
         assertThat(ObjectKeys.partKey(copy)).as("seed %d", seed).isEqualTo(ObjectKeys.partKey(id));
     }
 
@@ -39,7 +47,9 @@ class ObjectKeysTest {
         int field = in.between(0, FIELDS - 1);
         WorkIdentity changed = withFieldChanged(id, field);
         assertThat(changed).as("seed %d, field %d", seed, field).isNotEqualTo(id);
-        assertThat(ObjectKeys.partKey(changed)).as("seed %d, field %d", seed, field).isNotEqualTo(ObjectKeys.partKey(id));
+        assertThat(ObjectKeys.partKey(changed))
+                .as("seed %d, field %d", seed, field)
+                .isNotEqualTo(ObjectKeys.partKey(id));
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -48,25 +58,47 @@ class ObjectKeysTest {
         WorkIdentity id = identity(new RandomInputs(seed));
         String key = ObjectKeys.partKey(id);
         ObjectKeys.PartKey parsed =
-                ObjectKeys.parse(key).orElseThrow(() -> new AssertionError("seed " + seed + ": " + key + " does not parse"));
+                ObjectKeys.parse(key)
+                        .orElseThrow(
+                                () ->
+                                        new AssertionError(
+                                                "seed " + seed + ": " + key + " does not parse"));
         assertThat(parsed.pipeline()).as("seed %d", seed).isEqualTo(id.pipeline());
         assertThat(parsed.jobVersion()).as("seed %d", seed).isEqualTo(id.jobVersion());
         assertThat(parsed.schemaVersion()).as("seed %d", seed).isEqualTo(id.schemaVersion());
-        assertThat(parsed.windowStartMillis()).as("seed %d", seed).isEqualTo(id.windowStartMillis());
+        assertThat(parsed.windowStartMillis())
+                .as("seed %d", seed)
+                .isEqualTo(id.windowStartMillis());
         assertThat(parsed.bucket()).as("seed %d", seed).isEqualTo(id.bucket());
         assertThat(parsed.bucketCount()).as("seed %d", seed).isEqualTo(id.bucketCount());
     }
 
     @Test
     void theLayoutIsHiveStyleAndPinnedAcrossReleases() {
-        WorkIdentity id = new WorkIdentity("orders", Instant.parse("2026-11-30T14:05:00Z").toEpochMilli(), 5 * MINUTE, 3, 1, 1, 4, "");
+        WorkIdentity id =
+                new WorkIdentity(
+                        "orders",
+                        Instant.parse("2026-11-30T14:05:00Z").toEpochMilli(),
+                        5 * MINUTE,
+                        3,
+                        1,
+                        1,
+                        4,
+                        "");
         assertThat(ObjectKeys.partKey(id))
-                .isEqualTo("orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-" + ObjectKeys.digest(id) + ".parquet")
+                .isEqualTo(
+                        "orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-"
+                                + ObjectKeys.digest(id)
+                                + ".parquet")
                 .isEqualTo(GOLDEN_KEY);
     }
 
-    /** Computed once; a change here means every existing snapshot would be written again under new keys. */
-    private static final String GOLDEN_KEY = "orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-d8e96e386039891d.parquet";
+    /**
+     * Computed once; a change here means every existing snapshot would be written again under new
+     * keys.
+     */
+    private static final String GOLDEN_KEY =
+            "orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004-d8e96e386039891d.parquet";
 
     @Test
     void invalidIdentitiesAreRejectedWithTheRuleTheyBreak() {
@@ -77,7 +109,8 @@ class ObjectKeysTest {
                 .hasMessageContaining("pipeline name 'Orders/EU' must be 1-63 characters");
         assertThatThrownBy(() -> new WorkIdentity("orders", start, -5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("window length must be a positive whole number of minutes");
-        assertThatThrownBy(() -> new WorkIdentity("orders", -5 * MINUTE, 5 * MINUTE, 1, 1, 0, 4, ""))
+        assertThatThrownBy(
+                        () -> new WorkIdentity("orders", -5 * MINUTE, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("window start must not be before 1970");
         assertThatThrownBy(() -> new WorkIdentity("orders", start + 1, 5 * MINUTE, 1, 1, 0, 4, ""))
                 .hasMessageContaining("is not aligned to the window length");
@@ -94,8 +127,13 @@ class ObjectKeysTest {
     @Test
     void keysThatAreNotOursDoNotParse() {
         assertThat(ObjectKeys.parse("orders/v=3/_progress.json")).isEmpty();
-        assertThat(ObjectKeys.parse("orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004.parquet")).isEmpty();
-        assertThat(ObjectKeys.parse("orders/v=3/schema=1/date=2026-13-30/window=1405/part-00001-of-00004-0123456789abcdef.parquet"))
+        assertThat(
+                        ObjectKeys.parse(
+                                "orders/v=3/schema=1/date=2026-11-30/window=1405/part-00001-of-00004.parquet"))
+                .isEmpty();
+        assertThat(
+                        ObjectKeys.parse(
+                                "orders/v=3/schema=1/date=2026-13-30/window=1405/part-00001-of-00004-0123456789abcdef.parquet"))
                 .isEmpty();
     }
 
@@ -103,9 +141,18 @@ class ObjectKeysTest {
     void pointersAndTheirLocksAreRecognisedAsTheProtocolsOwnObjects() {
         String progress = ObjectKeys.progressKey(PartKind.SNAPSHOT, "orders", 3);
         String current = ObjectKeys.currentVersionKey("orders");
-        assertThat(List.of(progress, ObjectKeys.lockKey(progress), current, ObjectKeys.lockKey(current)))
+        assertThat(
+                        List.of(
+                                progress,
+                                ObjectKeys.lockKey(progress),
+                                current,
+                                ObjectKeys.lockKey(current)))
                 .allMatch(ObjectKeys::isPointer);
-        assertThat(List.of("orders/v=3/notes.lock", "orders/v=3/_progress.json.bak", "orders/_current.json.old"))
+        assertThat(
+                        List.of(
+                                "orders/v=3/notes.lock",
+                                "orders/v=3/_progress.json.bak",
+                                "orders/_current.json.old"))
                 .noneMatch(ObjectKeys::isPointer);
         assertThat(ObjectKeys.currentVersionPipeline(current)).contains("orders");
         assertThat(ObjectKeys.currentVersionPipeline(progress)).isEmpty();
@@ -125,7 +172,8 @@ class ObjectKeysTest {
         int bucketCount = in.between(1, 512);
         int bucket = in.between(0, bucketCount - 1);
         String pinned = in.between(0, 1) == 0 ? "" : in.string("0123456789abcdef", 16, 16);
-        return new WorkIdentity(pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
+        return new WorkIdentity(
+                pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
     }
 
     /** The same identity with exactly one field set to another valid value. */
@@ -139,19 +187,40 @@ class ObjectKeysTest {
         int bucketCount = id.bucketCount();
         String pinned = id.pinnedInputs();
         switch (field) {
-            case 0: pipeline = pipeline + "x"; break;
-            case 1: start = start + length; break;
-            case 2: length = otherAlignedLength(start, length); break;
-            case 3: jobVersion++; break;
-            case 4: schemaVersion++; break;
-            case 5: bucketCount++; break;
-            case 6: bucketCount++; bucket = bucketCount - 1; break;
-            default: pinned = pinned.isEmpty() ? "ab" : ""; break;
+            case 0:
+                pipeline = pipeline + "x";
+                break;
+            case 1:
+                start = start + length;
+                break;
+            case 2:
+                length = otherAlignedLength(start, length);
+                break;
+            case 3:
+                jobVersion++;
+                break;
+            case 4:
+                schemaVersion++;
+                break;
+            case 5:
+                bucketCount++;
+                break;
+            case 6:
+                bucketCount++;
+                bucket = bucketCount - 1;
+                break;
+            default:
+                pinned = pinned.isEmpty() ? "ab" : "";
+                break;
         }
-        return new WorkIdentity(pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
+        return new WorkIdentity(
+                pipeline, start, length, jobVersion, schemaVersion, bucket, bucketCount, pinned);
     }
 
-    /** Another window length the start is aligned to; some starts (minute 7 of a day) have none, and skip the case. */
+    /**
+     * Another window length the start is aligned to; some starts (minute 7 of a day) have none, and
+     * skip the case.
+     */
     private static long otherAlignedLength(long start, long length) {
         long minutes = start / MINUTE;
         for (long d = 1; d <= 1440; d++) {

@@ -39,72 +39,130 @@ class CompletionPointerITCase {
     private static final Scope SCOPE = new Scope(PartKind.SNAPSHOT, "p", 1, 1, 4, W);
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
-    void aFinishedRunDoesNotLetALaterRunOfTheSameVersionSkipPastWindowsItHasNotPublished(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void aFinishedRunDoesNotLetALaterRunOfTheSameVersionSkipPastWindowsItHasNotPublished(
+            StoreKind kind) throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
             // Run A (two subtasks) published windows 0..2 and reached the end of its input.
             for (int s = 0; s < 2; s++) {
-                CompletionPointer.record(store, SCOPE, List.of(new Mark("run-a", 2, s, Long.MAX_VALUE, 3 * W)), parts(0, 3, s));
+                CompletionPointer.record(
+                        store,
+                        SCOPE,
+                        List.of(new Mark("run-a", 2, s, Long.MAX_VALUE, 3 * W)),
+                        parts(0, 3, s));
             }
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(3 * W);
             // Run B: its subtask 0 has committed window 5, subtask 1 has not reached it.
-            CompletionPointer.record(store, SCOPE, List.of(new Mark("run-b", 2, 0, 6 * W - 1, 6 * W)), parts(3, 6, 0));
-            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).as("run A's end of input says nothing of run B")
+            CompletionPointer.record(
+                    store,
+                    SCOPE,
+                    List.of(new Mark("run-b", 2, 0, 6 * W - 1, 6 * W)),
+                    parts(3, 6, 0));
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .as("run A's end of input says nothing of run B")
                     .contains(3 * W);
-            CompletionPointer.record(store, SCOPE, List.of(new Mark("run-b", 2, 1, 4 * W - 1, 4 * W)), parts(3, 4, 1));
+            CompletionPointer.record(
+                    store,
+                    SCOPE,
+                    List.of(new Mark("run-b", 2, 1, 4 * W - 1, 4 * W)),
+                    parts(3, 4, 1));
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(4 * W);
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
-    void everyWindowThePointerPassesGetsAManifestOfItsPartsAndOnlyThose(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void everyWindowThePointerPassesGetsAManifestOfItsPartsAndOnlyThose(StoreKind kind)
+            throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
             List<PublishedPart> published = new ArrayList<>(parts(0, 3, 0));
-            published.add(new PublishedPart(W, 3, "p/v=1/x-3", "fp-w1-b3", 7)); // window 1 has a part in bucket 3 too
-            CompletionPointer.record(store, SCOPE, List.of(new Mark("r", 1, 0, 3 * W - 1, 3 * W)), published);
+            published.add(
+                    new PublishedPart(
+                            W,
+                            3,
+                            "p/v=1/x-3",
+                            "fp-w1-b3",
+                            7)); // window 1 has a part in bucket 3 too
+            CompletionPointer.record(
+                    store, SCOPE, List.of(new Mark("r", 1, 0, 3 * W - 1, 3 * W)), published);
 
             for (long w = 0; w < 3 * W; w += W) {
-                WindowManifest.Manifest m = WindowManifest.read(store, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w)).orElseThrow();
+                WindowManifest.Manifest m =
+                        WindowManifest.read(
+                                        store,
+                                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w))
+                                .orElseThrow();
                 assertThat(m.buckets()).isEqualTo(4);
-                assertThat(m.parts().keySet()).as("window %d", w / W).isEqualTo(w == W ? Set.of(0, 3) : Set.of(0));
+                assertThat(m.parts().keySet())
+                        .as("window %d", w / W)
+                        .isEqualTo(w == W ? Set.of(0, 3) : Set.of(0));
                 assertThat(m.parts().get(0).fingerprint()).isEqualTo("fp-" + w / W + "-0");
-                assertThat(m.previousWindowStartMillis()).isEqualTo(w == 0 ? OptionalLong.empty() : OptionalLong.of(w - W));
+                assertThat(m.previousWindowStartMillis())
+                        .isEqualTo(w == 0 ? OptionalLong.empty() : OptionalLong.of(w - W));
             }
-            assertThat(store.get(ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 3 * W))).as("not complete yet").isEmpty();
+            assertThat(store.get(ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 3 * W)))
+                    .as("not complete yet")
+                    .isEmpty();
         }
     }
 
     /**
-     * Dead letters are sparse: one in 1970 (a record before any watermark), the next decades
-     * later. Only windows with parts get manifests, chained to each other, and the pointer's jump
-     * costs two, not one per window in between.
+     * Dead letters are sparse: one in 1970 (a record before any watermark), the next decades later.
+     * Only windows with parts get manifests, chained to each other, and the pointer's jump costs
+     * two, not one per window in between.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
     void aSparseOutputGetsManifestsForItsWindowsWithPartsOnly(StoreKind kind) throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
             long later = 29_933_900L * W; // 2026-11-30
-            CompletionPointer.record(store, SCOPE, List.of(new Mark("r", 1, 0, later + W - 1, later + W)),
-                    List.of(new PublishedPart(0, 0, "p/v=1/early", "fp-early", 1), new PublishedPart(later, 2, "p/v=1/late", "fp-late", 1)));
+            CompletionPointer.record(
+                    store,
+                    SCOPE,
+                    List.of(new Mark("r", 1, 0, later + W - 1, later + W)),
+                    List.of(
+                            new PublishedPart(0, 0, "p/v=1/early", "fp-early", 1),
+                            new PublishedPart(later, 2, "p/v=1/late", "fp-late", 1)));
 
-            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(later + W);
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .contains(later + W);
             List<String> manifests = new ArrayList<>();
-            store.list("p/", o -> ObjectKeys.parseManifest(o.key()).ifPresent(m -> manifests.add(o.key())));
-            assertThat(manifests).containsExactlyInAnyOrder(ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0),
-                    ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, later));
-            assertThat(WindowManifest.read(store, manifests.stream().filter(k -> k.contains("2026")).findFirst().orElseThrow()))
+            store.list(
+                    "p/",
+                    o -> ObjectKeys.parseManifest(o.key()).ifPresent(m -> manifests.add(o.key())));
+            assertThat(manifests)
+                    .containsExactlyInAnyOrder(
+                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0),
+                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, later));
+            assertThat(
+                            WindowManifest.read(
+                                    store,
+                                    manifests.stream()
+                                            .filter(k -> k.contains("2026"))
+                                            .findFirst()
+                                            .orElseThrow()))
                     .hasValueSatisfying(m -> assertThat(m.previousWindowStartMillis()).hasValue(0));
-            assertThat(CompletionPointer.state(store, PartKind.SNAPSHOT, "p", 1)).hasValueSatisfying(st -> {
-                assertThat(st.manifestsFromMillis()).isZero();
-                assertThat(st.lastManifestMillis()).isEqualTo(later);
-            });
+            assertThat(CompletionPointer.state(store, PartKind.SNAPSHOT, "p", 1))
+                    .hasValueSatisfying(
+                            st -> {
+                                assertThat(st.manifestsFromMillis()).isZero();
+                                assertThat(st.lastManifestMillis()).isEqualTo(later);
+                            });
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
-    void racingUpdatesWithoutALockNeverMoveThePointerBackAndAllLand(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void racingUpdatesWithoutALockNeverMoveThePointerBackAndAllLand(StoreKind kind)
+            throws Exception {
         var spec = kind.fresh();
         int writers = 8;
         int steps = 30;
@@ -114,41 +172,68 @@ class CompletionPointerITCase {
         ExecutorService pool = Executors.newFixedThreadPool(writers + 1);
         long started = System.nanoTime();
         try (ObjectStore reader = spec.open()) {
-            Future<?> watcher = pool.submit(() -> {
-                while (!done.get()) {
-                    Optional<Long> now = CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1);
-                    if (now.isPresent() && now.get() < lastSeen.getAndSet(now.get())) {
-                        regressions.add("went back to " + now.get());
-                    }
-                }
-                return null;
-            });
-            // Two runs of four subtasks each (an old and a new deployment), every subtask its own committer.
+            Future<?> watcher =
+                    pool.submit(
+                            () -> {
+                                while (!done.get()) {
+                                    Optional<Long> now =
+                                            CompletionPointer.read(
+                                                    reader, PartKind.SNAPSHOT, "p", 1);
+                                    if (now.isPresent()
+                                            && now.get() < lastSeen.getAndSet(now.get())) {
+                                        regressions.add("went back to " + now.get());
+                                    }
+                                }
+                                return null;
+                            });
+            // Two runs of four subtasks each (an old and a new deployment), every subtask its own
+            // committer.
             List<Future<?>> all = new ArrayList<>();
             for (int i = 0; i < writers; i++) {
                 int subtask = i % 4;
                 String run = i < 4 ? "old" : "new";
-                all.add(pool.submit(() -> {
-                    try (ObjectStore store = spec.open()) {
-                        for (int w = 1; w <= steps; w++) {
-                            CompletionPointer.record(store, SCOPE, List.of(new Mark(run, 4, subtask, w * W - 1, w * W)),
-                                    List.of(new PublishedPart((w - 1) * W, subtask, "k-" + w + "-" + subtask, "fp", 1)));
-                        }
-                    }
-                    return null;
-                }));
+                all.add(
+                        pool.submit(
+                                () -> {
+                                    try (ObjectStore store = spec.open()) {
+                                        for (int w = 1; w <= steps; w++) {
+                                            CompletionPointer.record(
+                                                    store,
+                                                    SCOPE,
+                                                    List.of(
+                                                            new Mark(
+                                                                    run, 4, subtask, w * W - 1,
+                                                                    w * W)),
+                                                    List.of(
+                                                            new PublishedPart(
+                                                                    (w - 1) * W,
+                                                                    subtask,
+                                                                    "k-" + w + "-" + subtask,
+                                                                    "fp",
+                                                                    1)));
+                                        }
+                                    }
+                                    return null;
+                                }));
             }
             for (Future<?> f : all) {
                 f.get();
             }
             done.set(true);
             watcher.get();
-            System.out.printf("FIGURES pointer without a lock [%s]: %d writers x %d marks in %.1f s%n", kind, writers, steps,
-                    (System.nanoTime() - started) / 1e9);
+            System.out.printf(
+                    "FIGURES pointer without a lock [%s]: %d writers x %d marks in %.1f s%n",
+                    kind, writers, steps, (System.nanoTime() - started) / 1e9);
             assertThat(regressions).isEmpty();
-            assertThat(CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1)).contains(steps * W);
+            assertThat(CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1))
+                    .contains(steps * W);
             for (int w = 0; w < steps; w++) {
-                assertThat(WindowManifest.read(reader, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w * W))).as("manifest %d", w)
+                assertThat(
+                                WindowManifest.read(
+                                        reader,
+                                        ObjectKeys.manifestKey(
+                                                PartKind.SNAPSHOT, "p", 1, 1, w * W)))
+                        .as("manifest %d", w)
                         .hasValueSatisfying(m -> assertThat(m.parts()).hasSize(4));
             }
         } finally {
@@ -162,39 +247,67 @@ class CompletionPointerITCase {
      * nothing: its write finds its position taken, and it merges into what the others wrote.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
-    void anUpdaterStalledBetweenReadAndWriteMergesIntoWhatOthersWroteMeanwhile(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void anUpdaterStalledBetweenReadAndWriteMergesIntoWhatOthersWroteMeanwhile(StoreKind kind)
+            throws Exception {
         var spec = kind.fresh();
         CountDownLatch stalled = new CountDownLatch(1);
         CountDownLatch othersDone = new CountDownLatch(1);
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        try (ObjectStore store = spec.open(); ObjectStore other = spec.open()) {
+        try (ObjectStore store = spec.open();
+                ObjectStore other = spec.open()) {
             AtomicBoolean first = new AtomicBoolean(true);
-            ObjectStore stalling = (ObjectStore) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {ObjectStore.class},
-                    (proxy, method, args) -> {
-                        if (method.getName().equals("putIfAbsent") && ((String) args[0]).contains("/_progress/") && first.getAndSet(false)) {
-                            stalled.countDown();
-                            othersDone.await();
-                        }
-                        try {
-                            return method.invoke(store, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-            Future<Optional<Long>> slow = pool.submit(() -> CompletionPointer.record(stalling, SCOPE,
-                    List.of(new Mark("r", 2, 0, 5 * W - 1, 5 * W)), parts(0, 5, 0)));
+            ObjectStore stalling =
+                    (ObjectStore)
+                            Proxy.newProxyInstance(
+                                    getClass().getClassLoader(),
+                                    new Class<?>[] {ObjectStore.class},
+                                    (proxy, method, args) -> {
+                                        if (method.getName().equals("putIfAbsent")
+                                                && ((String) args[0]).contains("/_progress/")
+                                                && first.getAndSet(false)) {
+                                            stalled.countDown();
+                                            othersDone.await();
+                                        }
+                                        try {
+                                            return method.invoke(store, args);
+                                        } catch (InvocationTargetException e) {
+                                            throw e.getCause();
+                                        }
+                                    });
+            Future<Optional<Long>> slow =
+                    pool.submit(
+                            () ->
+                                    CompletionPointer.record(
+                                            stalling,
+                                            SCOPE,
+                                            List.of(new Mark("r", 2, 0, 5 * W - 1, 5 * W)),
+                                            parts(0, 5, 0)));
             stalled.await();
             for (int w = 1; w <= 6; w++) {
-                CompletionPointer.record(other, SCOPE, List.of(new Mark("r", 2, 1, w * W - 1, w * W)), parts(w - 1, w, 1));
+                CompletionPointer.record(
+                        other,
+                        SCOPE,
+                        List.of(new Mark("r", 2, 1, w * W - 1, w * W)),
+                        parts(w - 1, w, 1));
             }
-            assertThat(CompletionPointer.read(other, PartKind.SNAPSHOT, "p", 1)).as("subtask 0 has not landed").isEmpty();
+            assertThat(CompletionPointer.read(other, PartKind.SNAPSHOT, "p", 1))
+                    .as("subtask 0 has not landed")
+                    .isEmpty();
             othersDone.countDown();
 
             assertThat(slow.get()).contains(5 * W);
             for (int w = 0; w < 5; w++) {
-                assertThat(WindowManifest.read(other, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w * W))).as("manifest %d", w)
-                        .hasValueSatisfying(m -> assertThat(m.parts().keySet()).containsExactly(0, 1));
+                assertThat(
+                                WindowManifest.read(
+                                        other,
+                                        ObjectKeys.manifestKey(
+                                                PartKind.SNAPSHOT, "p", 1, 1, w * W)))
+                        .as("manifest %d", w)
+                        .hasValueSatisfying(
+                                m -> assertThat(m.parts().keySet()).containsExactly(0, 1));
             }
         } finally {
             pool.shutdownNow();
@@ -202,30 +315,56 @@ class CompletionPointerITCase {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
     void aPointerItCannotReadIsLeftAloneAndSaysWhy(StoreKind kind) throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
             String key = ObjectKeys.progressKey(PartKind.SNAPSHOT, "p", 1);
-            for (String content : List.of("{not json", "{\"format\": 3, \"pipeline\": \"p\", \"jobVersion\": 1}")) {
+            for (String content :
+                    List.of(
+                            "{not json",
+                            "{\"format\": 3, \"pipeline\": \"p\", \"jobVersion\": 1}")) {
                 store.delete(key);
                 store.putIfAbsent(key, content.getBytes(StandardCharsets.UTF_8), Map.of());
-                assertThatThrownBy(() -> CompletionPointer.record(store, SCOPE, List.of(new Mark("r", 1, 0, W - 1, W)), parts(0, 1, 0)))
+                assertThatThrownBy(
+                                () ->
+                                        CompletionPointer.record(
+                                                store,
+                                                SCOPE,
+                                                List.of(new Mark("r", 1, 0, W - 1, W)),
+                                                parts(0, 1, 0)))
                         .isInstanceOf(CompletionPointer.ProgressException.class)
-                        .hasMessageContaining(content.startsWith("{not") ? "cannot be read" : "newer release");
-                assertThat(new String(store.get(key).orElseThrow().content(), StandardCharsets.UTF_8)).isEqualTo(content);
+                        .hasMessageContaining(
+                                content.startsWith("{not") ? "cannot be read" : "newer release");
+                assertThat(
+                                new String(
+                                        store.get(key).orElseThrow().content(),
+                                        StandardCharsets.UTF_8))
+                        .isEqualTo(content);
             }
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "FILESYSTEM"})
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
     void aSecondSchemaInOneJobVersionIsRefused(StoreKind kind) throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
-            CompletionPointer.record(store, SCOPE, List.of(new Mark("r", 1, 0, W - 1, W)), parts(0, 1, 0));
+            CompletionPointer.record(
+                    store, SCOPE, List.of(new Mark("r", 1, 0, W - 1, W)), parts(0, 1, 0));
             Scope schema2 = new Scope(PartKind.SNAPSHOT, "p", 1, 2, 4, W);
-            assertThatThrownBy(() -> CompletionPointer.record(store, schema2, List.of(new Mark("r2", 1, 0, 2 * W - 1, 2 * W)), List.of()))
+            assertThatThrownBy(
+                            () ->
+                                    CompletionPointer.record(
+                                            store,
+                                            schema2,
+                                            List.of(new Mark("r2", 1, 0, 2 * W - 1, 2 * W)),
+                                            List.of()))
                     .hasMessageContaining("a new schema needs a new job version");
-            assertThat(CompletionPointer.schemaVersion(store, PartKind.SNAPSHOT, "p", 1)).contains(1);
+            assertThat(CompletionPointer.schemaVersion(store, PartKind.SNAPSHOT, "p", 1))
+                    .contains(1);
         }
     }
 
@@ -233,7 +372,13 @@ class CompletionPointerITCase {
     private static List<PublishedPart> parts(int from, int to, int bucket) {
         List<PublishedPart> out = new ArrayList<>();
         for (int w = from; w < to; w++) {
-            out.add(new PublishedPart(w * W, bucket, "p/v=1/part-" + w + "-" + bucket, "fp-" + w + "-" + bucket, 10));
+            out.add(
+                    new PublishedPart(
+                            w * W,
+                            bucket,
+                            "p/v=1/part-" + w + "-" + bucket,
+                            "fp-" + w + "-" + bucket,
+                            10));
         }
         return out;
     }

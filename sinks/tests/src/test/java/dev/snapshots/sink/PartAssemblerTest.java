@@ -18,13 +18,21 @@ class PartAssemblerTest {
     void everyBucketGetsItsOwnKeyInItsTargetGroup(int buckets, int maxParallelism) {
         int[] keys = PartAssembler.routingKeys(buckets, maxParallelism);
 
-        assertThat(Arrays.stream(keys).distinct().count()).as("distinct routing keys").isEqualTo(buckets);
+        assertThat(Arrays.stream(keys).distinct().count())
+                .as("distinct routing keys")
+                .isEqualTo(buckets);
         for (int b = 0; b < buckets; b++) {
-            int target = buckets <= maxParallelism ? (int) ((long) b * maxParallelism / buckets) : b % maxParallelism;
-            assertThat(KeyGroupRangeAssignment.assignToKeyGroup(keys[b], maxParallelism)).as("bucket %d", b).isEqualTo(target);
+            int target =
+                    buckets <= maxParallelism
+                            ? (int) ((long) b * maxParallelism / buckets)
+                            : b % maxParallelism;
+            assertThat(KeyGroupRangeAssignment.assignToKeyGroup(keys[b], maxParallelism))
+                    .as("bucket %d", b)
+                    .isEqualTo(target);
             if (buckets <= maxParallelism) {
                 for (int smaller = 0; smaller < keys[b]; smaller++) {
-                    assertThat(KeyGroupRangeAssignment.assignToKeyGroup(smaller, maxParallelism)).isNotEqualTo(target);
+                    assertThat(KeyGroupRangeAssignment.assignToKeyGroup(smaller, maxParallelism))
+                            .isNotEqualTo(target);
                 }
             }
         }

@@ -14,10 +14,10 @@ import dev.snapshots.store.StoreException;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.FaultProxy;
 import dev.snapshots.testkit.FaultProxy.Fault;
-import dev.snapshots.testutils.CountingMetricGroup;
-import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testkit.StoreKind;
+import dev.snapshots.testutils.CountingMetricGroup;
+import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.TestCommitRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,23 +31,27 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Each commit outcome, driven through the committer directly against real stores, so every
- * branch is reached on purpose rather than by luck of timing: created, collapsed on re-commit,
- * divergent, 409 on completion, persistent failure.
+ * Each commit outcome, driven through the committer directly against real stores, so every branch
+ * is reached on purpose rather than by luck of timing: created, collapsed on re-commit, divergent,
+ * 409 on completion, persistent failure.
  */
 class SnapshotCommitterITCase {
     private static final long WINDOW = 1_796_047_500_000L;
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void committingTheSameCommittableAgainAfterARestoreCollapsesIntoTheFirstObject(StoreKind kind) throws Exception {
+    void committingTheSameCommittableAgainAfterARestoreCollapsesIntoTheFirstObject(StoreKind kind)
+            throws Exception {
         StoreSpec spec = kind.fresh();
         CountingMetricGroup metrics = new CountingMetricGroup();
-        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
-            SnapshotCommittable part = part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable part =
+                    part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
 
             TestCommitRequest<SnapshotCommittable> first = commit(committer, part);
-            TestCommitRequest<SnapshotCommittable> again = commit(committer, part); // as after restore from the checkpoint
+            TestCommitRequest<SnapshotCommittable> again =
+                    commit(committer, part); // as after restore from the checkpoint
 
             assertThat(first.alreadyCommitted).isFalse();
             assertThat(again.alreadyCommitted).isTrue();
@@ -59,23 +63,30 @@ class SnapshotCommitterITCase {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void aSecondWriterWithDifferentContentIsReportedAndTheFirstObjectStays(StoreKind kind) throws Exception {
+    void aSecondWriterWithDifferentContentIsReportedAndTheFirstObjectStays(StoreKind kind)
+            throws Exception {
         StoreSpec spec = kind.fresh();
         CountingMetricGroup metrics = new CountingMetricGroup();
-        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
-            SnapshotCommittable canonical = part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
-            SnapshotCommittable other = part(store, kind, "job-b", new KeyTotal("dev-1", WINDOW, 2, 11));
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable canonical =
+                    part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            SnapshotCommittable other =
+                    part(store, kind, "job-b", new KeyTotal("dev-1", WINDOW, 2, 11));
             commit(committer, canonical);
             byte[] firstBytes = store.get(canonical.key()).orElseThrow().content();
 
             TestCommitRequest<SnapshotCommittable> second = commit(committer, other);
 
-            assertThat(second.alreadyCommitted).as("a divergence does not fail the commit").isTrue();
+            assertThat(second.alreadyCommitted)
+                    .as("a divergence does not fail the commit")
+                    .isTrue();
             assertThat(metrics.count("partsDivergent")).isEqualTo(1);
             assertThat(store.get(canonical.key()).orElseThrow().content()).isEqualTo(firstBytes);
             String evidenceKey = ObjectKeys.divergenceKey(other.key(), other.fingerprint());
             String evidence = new String(store.get(evidenceKey).orElseThrow().content());
-            assertThat(evidence).contains(canonical.fingerprint(), other.fingerprint(), "job-a", "job-b");
+            assertThat(evidence)
+                    .contains(canonical.fingerprint(), other.fingerprint(), "job-a", "job-b");
         }
     }
 
@@ -85,19 +96,33 @@ class SnapshotCommitterITCase {
         try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 1);
                 ObjectStore store = direct.open();
                 SnapshotCommitter other = committer(direct, new CountingMetricGroup())) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             CountingMetricGroup metrics = new CountingMetricGroup();
             try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
-                SnapshotCommittable ours = part(store, StoreKind.S3_MULTIPART, "job-b", new KeyTotal("dev-1", WINDOW, 2, 10));
-                SnapshotCommittable theirs = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
-                // While our completion is in flight, another execution of the same work publishes: S3 answers 409.
+                SnapshotCommittable ours =
+                        part(
+                                store,
+                                StoreKind.S3_MULTIPART,
+                                "job-b",
+                                new KeyTotal("dev-1", WINDOW, 2, 10));
+                SnapshotCommittable theirs =
+                        part(
+                                store,
+                                StoreKind.S3_INLINE,
+                                "job-a",
+                                new KeyTotal("dev-1", WINDOW, 2, 10));
+                // While our completion is in flight, another execution of the same work publishes:
+                // S3 answers 409.
                 proxy.failNext(Fault.CONFLICT_409, 1, () -> commitUnchecked(other, theirs));
 
                 TestCommitRequest<SnapshotCommittable> request = commit(committer, ours);
 
                 assertThat(proxy.injected(Fault.CONFLICT_409)).isEqualTo(1);
                 assertThat(metrics.count("storeConflicts")).isEqualTo(1);
-                assertThat(request.alreadyCommitted).as("re-evaluated: the key holds the same content").isTrue();
+                assertThat(request.alreadyCommitted)
+                        .as("re-evaluated: the key holds the same content")
+                        .isTrue();
                 assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
                 assertThat(keysUnder(store, "readings/")).containsExactly(ours.key());
             }
@@ -107,18 +132,27 @@ class SnapshotCommitterITCase {
     @Test
     void aConflictOnCompletingTheUploadWithNobodyElseThereIsRetried() throws Exception {
         StoreSpec direct = StoreKind.S3_MULTIPART.fresh();
-        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 4); ObjectStore store = direct.open()) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 4);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             CountingMetricGroup metrics = new CountingMetricGroup();
             try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
-                SnapshotCommittable ours = part(store, StoreKind.S3_MULTIPART, "job-b", new KeyTotal("dev-1", WINDOW, 2, 10));
+                SnapshotCommittable ours =
+                        part(
+                                store,
+                                StoreKind.S3_MULTIPART,
+                                "job-b",
+                                new KeyTotal("dev-1", WINDOW, 2, 10));
                 proxy.failNext(Fault.CONFLICT_409, 1);
 
                 commit(committer, ours);
 
                 assertThat(metrics.count("storeConflicts")).isEqualTo(1);
                 assertThat(metrics.count("storeRetries")).isEqualTo(1);
-                assertThat(metrics.count("partsCreated")).as("published from the staged copy: the 409 dropped the upload").isEqualTo(1);
+                assertThat(metrics.count("partsCreated"))
+                        .as("published from the staged copy: the 409 dropped the upload")
+                        .isEqualTo(1);
                 assertThat(contentFingerprint(store, ours.key())).isEqualTo(ours.fingerprint());
                 assertThat(staged(store)).as("nothing left staged once published").isEmpty();
             }
@@ -129,10 +163,20 @@ class SnapshotCommitterITCase {
     void aStagedPartWhoseUploadALifecycleRuleAbortedIsPublishedFromItsCopy() throws Exception {
         StoreSpec spec = StoreKind.S3_MULTIPART.fresh();
         CountingMetricGroup metrics = new CountingMetricGroup();
-        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
-            SnapshotCommittable part = part(store, StoreKind.S3_MULTIPART, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable part =
+                    part(
+                            store,
+                            StoreKind.S3_MULTIPART,
+                            "job-a",
+                            new KeyTotal("dev-1", WINDOW, 2, 10));
             StagedObject staged = part.staged().orElseThrow();
-            store.abort(new StagedObject(staged.key(), staged.handle(), List.of())); // the upload only; the copy stays
+            store.abort(
+                    new StagedObject(
+                            staged.key(),
+                            staged.handle(),
+                            List.of())); // the upload only; the copy stays
 
             commit(committer, part);
 
@@ -143,16 +187,26 @@ class SnapshotCommitterITCase {
     }
 
     @Test
-    void aStagedPartWhoseUploadAndCopyAreBothGoneFailsPermanentlyNamingTheRetention() throws Exception {
+    void aStagedPartWhoseUploadAndCopyAreBothGoneFailsPermanentlyNamingTheRetention()
+            throws Exception {
         StoreSpec spec = StoreKind.S3_MULTIPART.fresh();
-        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, new CountingMetricGroup())) {
-            SnapshotCommittable part = part(store, StoreKind.S3_MULTIPART, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, new CountingMetricGroup())) {
+            SnapshotCommittable part =
+                    part(
+                            store,
+                            StoreKind.S3_MULTIPART,
+                            "job-a",
+                            new KeyTotal("dev-1", WINDOW, 2, 10));
             store.abort(part.staged().orElseThrow());
 
-            assertThatThrownBy(() -> commit(committer, part)).isInstanceOfSatisfying(StoreException.class, e -> {
-                assertThat(e.kind()).isEqualTo(StoreException.Kind.PERMANENT);
-                assertThat(e.getMessage()).contains("staging retention");
-            });
+            assertThatThrownBy(() -> commit(committer, part))
+                    .isInstanceOfSatisfying(
+                            StoreException.class,
+                            e -> {
+                                assertThat(e.kind()).isEqualTo(StoreException.Kind.PERMANENT);
+                                assertThat(e.getMessage()).contains("staging retention");
+                            });
             assertThat(store.head(part.key())).isEmpty();
         }
     }
@@ -160,11 +214,18 @@ class SnapshotCommitterITCase {
     @Test
     void aConflictOnAPutIsRetriedUntilItGoesThrough() throws Exception {
         StoreSpec direct = StoreKind.S3_INLINE.fresh();
-        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 2); ObjectStore store = direct.open()) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 2);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             CountingMetricGroup metrics = new CountingMetricGroup();
             try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
-                SnapshotCommittable part = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+                SnapshotCommittable part =
+                        part(
+                                store,
+                                StoreKind.S3_INLINE,
+                                "job-a",
+                                new KeyTotal("dev-1", WINDOW, 2, 10));
                 proxy.failNext(Fault.CONFLICT_409, 2); // the committer makes 3 attempts
 
                 commit(committer, part);
@@ -178,16 +239,22 @@ class SnapshotCommitterITCase {
     }
 
     @Test
-    void aStoreThatStaysDownFailsTheCommitAfterTheLastRetrySoFlinkRestartsAndRecommits() throws Exception {
+    void aStoreThatStaysDownFailsTheCommitAfterTheLastRetrySoFlinkRestartsAndRecommits()
+            throws Exception {
         StoreSpec direct = StoreKind.S3_INLINE.fresh();
-        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 3); ObjectStore store = direct.open()) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 3);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             CountingMetricGroup metrics = new CountingMetricGroup();
-            SnapshotCommittable part = part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
+            SnapshotCommittable part =
+                    part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
             proxy.outage(Duration.ofMinutes(1));
             try (SnapshotCommitter committer = committer(viaProxy, metrics)) {
                 assertThatThrownBy(() -> commit(committer, part))
-                        .isInstanceOfSatisfying(StoreException.class, e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.TRANSIENT));
+                        .isInstanceOfSatisfying(
+                                StoreException.class,
+                                e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.TRANSIENT));
                 assertThat(metrics.count("storeRetries")).isEqualTo(3 - 1);
             }
             proxy.heal();
@@ -198,27 +265,54 @@ class SnapshotCommitterITCase {
         }
     }
 
-    /** Parts come first: a pointer the committer cannot read or must not touch is reported, and left alone. */
+    /**
+     * Parts come first: a pointer the committer cannot read or must not touch is reported, and left
+     * alone.
+     */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_MULTIPART", "FILESYSTEM"})
-    void anUnreadableOrNewerPointerNeverStopsPartsFromBeingPublished(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_MULTIPART", "FILESYSTEM"})
+    void anUnreadableOrNewerPointerNeverStopsPartsFromBeingPublished(StoreKind kind)
+            throws Exception {
         StoreSpec spec = kind.fresh();
         CountingMetricGroup metrics = new CountingMetricGroup();
         String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
-        List<String> contents = List.of("{not json", "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}");
-        try (ObjectStore store = spec.open(); SnapshotCommitter committer = committer(spec, metrics)) {
+        List<String> contents =
+                List.of(
+                        "{not json",
+                        "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}");
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, metrics)) {
             for (int i = 0; i < contents.size(); i++) {
                 store.delete(pointer);
-                store.putIfAbsent(pointer, contents.get(i).getBytes(StandardCharsets.UTF_8), Map.of());
-                SnapshotCommittable part = part(store, kind, "job-a", new KeyTotal("dev-1", WINDOW + i * 300_000L, 2, 10));
-                SnapshotCommittable mark = SnapshotCommittable.mark(new SnapshotCommittable.Run("readings", 1, PartKind.SNAPSHOT, "r"),
-                        0, 1, WINDOW + (i + 1) * 300_000L - 1);
+                store.putIfAbsent(
+                        pointer, contents.get(i).getBytes(StandardCharsets.UTF_8), Map.of());
+                SnapshotCommittable part =
+                        part(
+                                store,
+                                kind,
+                                "job-a",
+                                new KeyTotal("dev-1", WINDOW + i * 300_000L, 2, 10));
+                SnapshotCommittable mark =
+                        SnapshotCommittable.mark(
+                                new SnapshotCommittable.Run("readings", 1, PartKind.SNAPSHOT, "r"),
+                                0,
+                                1,
+                                WINDOW + (i + 1) * 300_000L - 1);
 
-                committer.commit(List.of(new TestCommitRequest<>(part), new TestCommitRequest<>(mark)));
+                committer.commit(
+                        List.of(new TestCommitRequest<>(part), new TestCommitRequest<>(mark)));
 
-                assertThat(store.head(part.key())).as("published under pointer %s", contents.get(i)).isPresent();
-                assertThat(new String(store.get(pointer).orElseThrow().content(), StandardCharsets.UTF_8))
-                        .as("left alone").isEqualTo(contents.get(i));
+                assertThat(store.head(part.key()))
+                        .as("published under pointer %s", contents.get(i))
+                        .isPresent();
+                assertThat(
+                                new String(
+                                        store.get(pointer).orElseThrow().content(),
+                                        StandardCharsets.UTF_8))
+                        .as("left alone")
+                        .isEqualTo(contents.get(i));
                 assertThat(metrics.count("progressFailures")).isEqualTo(i + 1);
             }
             assertThat(metrics.count("partsCreated")).isEqualTo(2);
@@ -228,14 +322,22 @@ class SnapshotCommitterITCase {
     @Test
     void aCommitPublishesItsPartsAsManyAtATimeAsConfiguredAndAllLand() throws Exception {
         StoreSpec direct = StoreKind.S3_INLINE.fresh();
-        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 4); ObjectStore store = direct.open()) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 4);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             List<TestCommitRequest<SnapshotCommittable>> requests = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
-                requests.add(new TestCommitRequest<>(part(store, StoreKind.S3_INLINE, "job-a",
-                        new KeyTotal("dev-1", WINDOW + i * 300_000L, 2, 10))));
+                requests.add(
+                        new TestCommitRequest<>(
+                                part(
+                                        store,
+                                        StoreKind.S3_INLINE,
+                                        "job-a",
+                                        new KeyTotal("dev-1", WINDOW + i * 300_000L, 2, 10))));
             }
-            proxy.inject(1.0, Set.of(Fault.LATENCY)); // 200-1000 ms each: requests of one commit overlap
+            proxy.inject(
+                    1.0, Set.of(Fault.LATENCY)); // 200-1000 ms each: requests of one commit overlap
             CountingMetricGroup metrics = new CountingMetricGroup();
             try (SnapshotCommitter committer = committer(viaProxy, metrics, 3)) {
                 committer.commit(new ArrayList<>(requests));
@@ -244,7 +346,9 @@ class SnapshotCommitterITCase {
             assertThat(proxy.peakInFlight()).as("parts in flight at once").isEqualTo(3);
             assertThat(metrics.count("partsCreated")).isEqualTo(12);
             for (TestCommitRequest<SnapshotCommittable> r : requests) {
-                assertThat(store.head(r.getCommittable().key())).as(r.getCommittable().key()).isPresent();
+                assertThat(store.head(r.getCommittable().key()))
+                        .as(r.getCommittable().key())
+                        .isPresent();
             }
         }
     }
@@ -253,31 +357,58 @@ class SnapshotCommitterITCase {
         return committer(spec, metrics, CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY);
     }
 
-    private static SnapshotCommitter committer(StoreSpec spec, CountingMetricGroup metrics, int publishConcurrency) {
-        return new SnapshotCommitter(CanonicalSnapshotSink.<KeyTotal>builder()
-                .pipeline("readings").jobVersion(1).bucketCount(4).windowLength(Duration.ofMinutes(5))
-                .store(spec).rowFormat(new KeyTotal.Format())
-                .retries(new Backoff(3, Duration.ofMillis(5), Duration.ofMillis(20)))
-                .publishConcurrency(publishConcurrency)
-                .build().config(), metrics);
+    private static SnapshotCommitter committer(
+            StoreSpec spec, CountingMetricGroup metrics, int publishConcurrency) {
+        return new SnapshotCommitter(
+                CanonicalSnapshotSink.<KeyTotal>builder()
+                        .pipeline("readings")
+                        .jobVersion(1)
+                        .bucketCount(4)
+                        .windowLength(Duration.ofMinutes(5))
+                        .store(spec)
+                        .rowFormat(new KeyTotal.Format())
+                        .retries(new Backoff(3, Duration.ofMillis(5), Duration.ofMillis(20)))
+                        .publishConcurrency(publishConcurrency)
+                        .build()
+                        .config(),
+                metrics);
     }
 
     /** A committable as the writer makes it: inline for S3_INLINE, staged otherwise. */
-    private static SnapshotCommittable part(ObjectStore store, StoreKind kind, String job, KeyTotal row) throws Exception {
+    private static SnapshotCommittable part(
+            ObjectStore store, StoreKind kind, String job, KeyTotal row) throws Exception {
         List<GenericRecord> records = List.of(new KeyTotal.Format().toRecord(row));
         String fingerprint = PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1);
         byte[] parquet = PartEncoding.encode(records, KeyTotal.SCHEMA);
-        String key = ObjectKeys.partKey(new WorkIdentity("readings", row.windowStart, 300_000, 1, 1, 0, 4, ""));
-        Map<String, String> metadata = Map.of(PartMetadata.FINGERPRINT, fingerprint, PartMetadata.WRITER_JOB, job, PartMetadata.ROWS, "1");
+        String key =
+                ObjectKeys.partKey(
+                        new WorkIdentity("readings", row.windowStart, 300_000, 1, 1, 0, 4, ""));
+        Map<String, String> metadata =
+                Map.of(
+                        PartMetadata.FINGERPRINT,
+                        fingerprint,
+                        PartMetadata.WRITER_JOB,
+                        job,
+                        PartMetadata.ROWS,
+                        "1");
         if (kind == StoreKind.S3_INLINE) {
-            return SnapshotCommittable.inline(key, row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, parquet);
+            return SnapshotCommittable.inline(
+                    key,
+                    row.windowStart,
+                    row.windowStart + 300_000,
+                    0,
+                    fingerprint,
+                    1,
+                    metadata,
+                    parquet);
         }
         StagedObject staged = store.stage(key, parquet, metadata);
-        return SnapshotCommittable.staged(row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, staged);
+        return SnapshotCommittable.staged(
+                row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, staged);
     }
 
-    private static TestCommitRequest<SnapshotCommittable> commit(SnapshotCommitter committer, SnapshotCommittable c)
-            throws Exception {
+    private static TestCommitRequest<SnapshotCommittable> commit(
+            SnapshotCommitter committer, SnapshotCommittable c) throws Exception {
         TestCommitRequest<SnapshotCommittable> request = new TestCommitRequest<>(c);
         committer.commit(List.of(request));
         return request;
@@ -293,7 +424,8 @@ class SnapshotCommitterITCase {
 
     /** The fingerprint of what is stored at {@code key}, hashed from its content. */
     private static String contentFingerprint(ObjectStore store, String key) throws Exception {
-        return PartEncoding.fingerprint(PartEncoding.decode(store.get(key).orElseThrow().content()), KeyTotal.SCHEMA, 1);
+        return PartEncoding.fingerprint(
+                PartEncoding.decode(store.get(key).orElseThrow().content()), KeyTotal.SCHEMA, 1);
     }
 
     /** What is staged and not published: uploads and staged copies. */

@@ -7,19 +7,19 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.WindowManifest;
 import dev.snapshots.store.ObjectStore;
-import dev.snapshots.store.s3.S3ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.store.s3.S3ObjectStore;
 import dev.snapshots.testkit.FaultProxy;
 import dev.snapshots.testkit.FaultProxy.Fault;
+import dev.snapshots.testkit.S3ProxyServer;
+import dev.snapshots.testkit.StoreKind;
 import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.Metrics;
 import dev.snapshots.testutils.PartRef;
 import dev.snapshots.testutils.PointerWatch;
 import dev.snapshots.testutils.Readings;
-import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testutils.SnapshotTestJob;
 import dev.snapshots.testutils.StoreContents;
-import dev.snapshots.testkit.StoreKind;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -50,49 +50,61 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The sink's promise under the failures it exists for, on a Flink MiniCluster (2 TaskManagers,
- * checkpointing on) against real stores: S3Proxy over HTTP and the local filesystem. Every
- * scenario runs a bounded, deterministic input over 24 windows and checks the store against a
- * reference computed in plain Java: exactly one object per (window, bucket), rows equal to the
- * reference, fingerprints matching content, and the completion pointer at the last window.
+ * checkpointing on) against real stores: S3Proxy over HTTP and the local filesystem. Every scenario
+ * runs a bounded, deterministic input over 24 windows and checks the store against a reference
+ * computed in plain Java: exactly one object per (window, bucket), rows equal to the reference,
+ * fingerprints matching content, and the completion pointer at the last window.
  */
 class SnapshotSinkITCase {
     private static final InMemoryReporter REPORTER = InMemoryReporter.createWithRetainedMetrics();
 
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(2)
-            .setNumberSlotsPerTaskManager(4)
-            .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
-            .build());
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(2)
+                            .setNumberSlotsPerTaskManager(4)
+                            .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
+                            .build());
 
     private static final int WINDOWS = 24;
     private static final Readings READINGS = Readings.of(WINDOWS, 60_000, 60, 40);
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void failureAfterCompletedCheckpointsStillPublishesEachPartExactlyOnce(StoreKind kind) throws Exception {
+    void failureAfterCompletedCheckpointsStillPublishesEachPartExactlyOnce(StoreKind kind)
+            throws Exception {
         StoreSpec store = kind.fresh();
-        SnapshotTestJob job = SnapshotTestJob.over(READINGS).store(store)
-                .inlineThresholdBytes(kind.inlineThresholdBytes())
-                .failOnceAfter(READINGS.count() / 2);
+        SnapshotTestJob job =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes())
+                        .failOnceAfter(READINGS.count() / 2);
 
         JobID id = job.run();
 
-        // Whether the restored checkpoint held parts that were already committed depends on timing (and
-        // a write whose response was lost counts as collapsed on its retry), so created and collapsed
-        // counts are reported, not asserted, here; SnapshotCommitterITCase re-commits on purpose.
-        figures("restart", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), id);
+        // Whether the restored checkpoint held parts that were already committed depends on timing
+        // (and a write whose response was lost counts as collapsed on its retry), so created and
+        // collapsed counts are reported, not asserted, here; SnapshotCommitterITCase re-commits on
+        // purpose.
+        figures(
+                "restart",
+                kind,
+                assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1),
+                id);
         assertThat(Metrics.sum(REPORTER, id, "partsDivergent")).isZero();
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void taskManagerTerminatedMidWindowLeavesOneObjectPerPart(StoreKind kind, @InjectMiniCluster MiniCluster cluster)
-            throws Exception {
+    void taskManagerTerminatedMidWindowLeavesOneObjectPerPart(
+            StoreKind kind, @InjectMiniCluster MiniCluster cluster) throws Exception {
         StoreSpec store = kind.fresh();
-        SnapshotTestJob job = SnapshotTestJob.over(READINGS).store(store)
-                .inlineThresholdBytes(kind.inlineThresholdBytes())
-                .eventsPerSecond(400);
+        SnapshotTestJob job =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes())
+                        .eventsPerSecond(400);
 
         JobClient client = job.start();
         awaitParts(store, 6);
@@ -100,15 +112,26 @@ class SnapshotSinkITCase {
         cluster.startTaskManager();
         client.getJobExecutionResult().get(3, TimeUnit.MINUTES);
 
-        figures("tm-killed", kind, assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1), client.getJobID());
+        figures(
+                "tm-killed",
+                kind,
+                assertPublishedExactlyOnce(store, READINGS, job.bucketCount(), 1),
+                client.getJobID());
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void twoConcurrentInstancesOfTheSameWorkCollapseIntoOneObjectPerPart(StoreKind kind) throws Exception {
+    void twoConcurrentInstancesOfTheSameWorkCollapseIntoOneObjectPerPart(StoreKind kind)
+            throws Exception {
         StoreSpec store = kind.fresh();
-        SnapshotTestJob old = SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes());
-        SnapshotTestJob next = SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes());
+        SnapshotTestJob old =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes());
+        SnapshotTestJob next =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes());
 
         JobClient a;
         JobClient b;
@@ -120,36 +143,64 @@ class SnapshotSinkITCase {
             assertPointerNeverAhead(watch, READINGS.reference(old.bucketCount()).keySet());
         }
 
-        figures("concurrent", kind, assertPublishedExactlyOnce(store, READINGS, old.bucketCount(), 1), a.getJobID(), b.getJobID());
-        long collapsed = Metrics.sum(REPORTER, a.getJobID(), "partsCollapsed") + Metrics.sum(REPORTER, b.getJobID(), "partsCollapsed");
-        long created = Metrics.sum(REPORTER, a.getJobID(), "partsCreated") + Metrics.sum(REPORTER, b.getJobID(), "partsCreated");
+        figures(
+                "concurrent",
+                kind,
+                assertPublishedExactlyOnce(store, READINGS, old.bucketCount(), 1),
+                a.getJobID(),
+                b.getJobID());
+        long collapsed =
+                Metrics.sum(REPORTER, a.getJobID(), "partsCollapsed")
+                        + Metrics.sum(REPORTER, b.getJobID(), "partsCollapsed");
+        long created =
+                Metrics.sum(REPORTER, a.getJobID(), "partsCreated")
+                        + Metrics.sum(REPORTER, b.getJobID(), "partsCreated");
         int parts = READINGS.reference(old.bucketCount()).size();
-        assertThat(created + collapsed).as("every part committed by both instances").isEqualTo(2L * parts);
-        assertThat(collapsed).as("the second copy of every part collapsed (a write whose reply was lost counts once more)")
+        assertThat(created + collapsed)
+                .as("every part committed by both instances")
+                .isEqualTo(2L * parts);
+        assertThat(collapsed)
+                .as(
+                        "the second copy of every part collapsed (a write whose reply was lost counts once more)")
                 .isGreaterThanOrEqualTo(parts);
-        assertThat(Metrics.sum(REPORTER, a.getJobID(), "partsDivergent") + Metrics.sum(REPORTER, b.getJobID(), "partsDivergent"))
+        assertThat(
+                        Metrics.sum(REPORTER, a.getJobID(), "partsDivergent")
+                                + Metrics.sum(REPORTER, b.getJobID(), "partsDivergent"))
                 .isZero();
     }
 
     /**
      * A finished run (a replay of a file, a drained stop) leaves end-of-input marks behind. A later
-     * run of the same version, over more input, must not let them carry the pointer past windows
-     * it has not published yet.
+     * run of the same version, over more input, must not let them carry the pointer past windows it
+     * has not published yet.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_MULTIPART", "FILESYSTEM"})
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_MULTIPART", "FILESYSTEM"})
     void aRunAfterAFinishedRunNeverShowsThePointerAheadOfItsParts(StoreKind kind) throws Exception {
         StoreSpec store = kind.fresh();
-        SnapshotTestJob.over(Readings.of(WINDOWS / 2, 60_000, 60, 40)).store(store).inlineThresholdBytes(kind.inlineThresholdBytes())
-                .eventsPerSecond(100_000).run();
+        SnapshotTestJob.over(Readings.of(WINDOWS / 2, 60_000, 60, 40))
+                .store(store)
+                .inlineThresholdBytes(kind.inlineThresholdBytes())
+                .eventsPerSecond(100_000)
+                .run();
 
         JobID later;
         try (PointerWatch watch = PointerWatch.start(store, 1, READINGS.windowMillis())) {
-            later = SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).eventsPerSecond(400)
-                    .run();
+            later =
+                    SnapshotTestJob.over(READINGS)
+                            .store(store)
+                            .inlineThresholdBytes(kind.inlineThresholdBytes())
+                            .eventsPerSecond(400)
+                            .run();
             assertPointerNeverAhead(watch, READINGS.reference(4).keySet());
         }
-        figures("run after a finished run", kind, assertPublishedExactlyOnce(store, READINGS, 4, 1), later);
+        figures(
+                "run after a finished run",
+                kind,
+                assertPublishedExactlyOnce(store, READINGS, 4, 1),
+                later);
     }
 
     /**
@@ -158,93 +209,172 @@ class SnapshotSinkITCase {
      * complete window of its own, and never ahead of its parts.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_MULTIPART", "FILESYSTEM"})
-    void aReplayIntoANewVersionFromAnOldSavepointShowsItsPointerOnlyOverItsOwnParts(StoreKind kind, @TempDir Path savepoints)
-            throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_MULTIPART", "FILESYSTEM"})
+    void aReplayIntoANewVersionFromAnOldSavepointShowsItsPointerOnlyOverItsOwnParts(
+            StoreKind kind, @TempDir Path savepoints) throws Exception {
         StoreSpec store = kind.fresh();
-        JobClient v1 = SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).eventsPerSecond(400)
-                .start();
+        JobClient v1 =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes())
+                        .eventsPerSecond(400)
+                        .start();
         awaitParts(store, 12);
-        String savepoint = v1.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
-                .get(2, TimeUnit.MINUTES);
+        String savepoint =
+                v1.stopWithSavepoint(
+                                false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(2, TimeUnit.MINUTES);
 
         try (PointerWatch watch = PointerWatch.start(store, 2, READINGS.windowMillis())) {
-            JobID replay = SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).jobVersion(2)
-                    .eventsPerSecond(400).fromSavepoint(savepoint).run();
+            JobID replay =
+                    SnapshotTestJob.over(READINGS)
+                            .store(store)
+                            .inlineThresholdBytes(kind.inlineThresholdBytes())
+                            .jobVersion(2)
+                            .eventsPerSecond(400)
+                            .fromSavepoint(savepoint)
+                            .run();
             try (ObjectStore s = store.open()) {
                 StoreContents v2 = StoreContents.read(s, SnapshotTestJob.PIPELINE, 2);
-                long first = v2.keys.keySet().stream().mapToLong(PartRef::windowStartMillis).min().orElseThrow();
-                assertThat(first).as("the replay started mid-stream").isGreaterThan(Readings.BASE_MILLIS);
+                long first =
+                        v2.keys.keySet().stream()
+                                .mapToLong(PartRef::windowStartMillis)
+                                .min()
+                                .orElseThrow();
+                assertThat(first)
+                        .as("the replay started mid-stream")
+                        .isGreaterThan(Readings.BASE_MILLIS);
                 Map<PartRef, Set<KeyTotal>> owed = new TreeMap<>(READINGS.reference(4));
                 owed.keySet().removeIf(p -> p.windowStartMillis() < first);
                 assertPointerNeverAhead(watch, owed.keySet());
                 assertThat(v2.duplicated()).isEmpty();
-                assertThat(v2.rows).as("every window from the replay's first on").containsAllEntriesOf(owed);
-                // Version 1's pending parts in the savepoint are committed into v1's namespace, never listed as v2's.
+                assertThat(v2.rows)
+                        .as("every window from the replay's first on")
+                        .containsAllEntriesOf(owed);
+                // Version 1's pending parts in the savepoint are committed into v1's namespace,
+                // never listed as v2's.
                 List<String> manifested = new ArrayList<>();
-                s.list(ObjectKeys.versionPrefix(SnapshotTestJob.PIPELINE, 2), o -> ObjectKeys.parseManifest(o.key()).ifPresent(w -> {
-                    try {
-                        WindowManifest.read(s, o.key()).orElseThrow().parts().values().forEach(l -> manifested.add(l.key()));
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }));
-                assertThat(manifested).as("parts v2's manifests list").isNotEmpty()
-                        .allSatisfy(k -> assertThat(k).startsWith(ObjectKeys.versionPrefix(SnapshotTestJob.PIPELINE, 2)));
+                s.list(
+                        ObjectKeys.versionPrefix(SnapshotTestJob.PIPELINE, 2),
+                        o ->
+                                ObjectKeys.parseManifest(o.key())
+                                        .ifPresent(
+                                                w -> {
+                                                    try {
+                                                        WindowManifest.read(s, o.key())
+                                                                .orElseThrow()
+                                                                .parts()
+                                                                .values()
+                                                                .forEach(
+                                                                        l ->
+                                                                                manifested.add(
+                                                                                        l.key()));
+                                                    } catch (IOException e) {
+                                                        throw new UncheckedIOException(e);
+                                                    }
+                                                }));
+                assertThat(manifested)
+                        .as("parts v2's manifests list")
+                        .isNotEmpty()
+                        .allSatisfy(
+                                k ->
+                                        assertThat(k)
+                                                .startsWith(
+                                                        ObjectKeys.versionPrefix(
+                                                                SnapshotTestJob.PIPELINE, 2)));
                 figures("replay into v2", kind, v2, replay);
             }
         }
     }
 
-    /** Buckets sharing a key group each keep their own routing key, so their rows never meet in one part. */
+    /**
+     * Buckets sharing a key group each keep their own routing key, so their rows never meet in one
+     * part.
+     */
     @Test
     void moreBucketsThanMaxParallelismPublishOnePartPerBucket() throws Exception {
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
-        SnapshotTestJob job = SnapshotTestJob.over(READINGS).store(store).bucketCount(13).maxParallelism(4).parallelism(3);
+        SnapshotTestJob job =
+                SnapshotTestJob.over(READINGS)
+                        .store(store)
+                        .bucketCount(13)
+                        .maxParallelism(4)
+                        .parallelism(3);
 
         JobID id = job.run();
 
-        figures("13 buckets, max parallelism 4", StoreKind.FILESYSTEM, assertPublishedExactlyOnce(store, READINGS, 13, 1), id);
+        figures(
+                "13 buckets, max parallelism 4",
+                StoreKind.FILESYSTEM,
+                assertPublishedExactlyOnce(store, READINGS, 13, 1),
+                id);
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(StoreKind.class)
-    void recomputationWithDifferentInputKeepsTheFirstObjectAndReportsEachDivergentPart(StoreKind kind) throws Exception {
+    void recomputationWithDifferentInputKeepsTheFirstObjectAndReportsEachDivergentPart(
+            StoreKind kind) throws Exception {
         StoreSpec store = kind.fresh();
         Readings altered = READINGS.alteringWindows(3, 7, 8);
-        SnapshotTestJob.over(READINGS).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).run();
+        SnapshotTestJob.over(READINGS)
+                .store(store)
+                .inlineThresholdBytes(kind.inlineThresholdBytes())
+                .run();
 
-        JobID second = SnapshotTestJob.over(altered).store(store).inlineThresholdBytes(kind.inlineThresholdBytes()).run();
+        JobID second =
+                SnapshotTestJob.over(altered)
+                        .store(store)
+                        .inlineThresholdBytes(kind.inlineThresholdBytes())
+                        .run();
 
         int buckets = 4;
         Map<PartRef, Set<KeyTotal>> first = READINGS.reference(buckets);
         Map<PartRef, Set<KeyTotal>> changed = altered.reference(buckets);
-        long differing = first.keySet().stream().filter(p -> !first.get(p).equals(changed.get(p))).count();
+        long differing =
+                first.keySet().stream().filter(p -> !first.get(p).equals(changed.get(p))).count();
         assertThat(differing).as("the altered windows change some parts").isPositive();
 
         StoreContents contents = assertPublishedExactlyOnce(store, READINGS, buckets, 1);
         figures("divergence (second run)", kind, contents, second);
-        assertThat(contents.divergenceEvidence).as("evidence for exactly the differing parts").hasSize((int) differing);
+        assertThat(contents.divergenceEvidence)
+                .as("evidence for exactly the differing parts")
+                .hasSize((int) differing);
         assertThat(Metrics.sum(REPORTER, second, "partsDivergent")).isEqualTo(differing);
-        assertThat(Metrics.sum(REPORTER, second, "partsCollapsed")).isEqualTo(first.size() - differing);
+        assertThat(Metrics.sum(REPORTER, second, "partsCollapsed"))
+                .isEqualTo(first.size() - differing);
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = StoreKind.class, names = {"S3_INLINE", "S3_MULTIPART"})
-    void injectedConflictsThrottlingErrorsAndDropsAreRetriedToTheSameResult(StoreKind kind) throws Exception {
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "S3_MULTIPART"})
+    void injectedConflictsThrottlingErrorsAndDropsAreRetriedToTheSameResult(StoreKind kind)
+            throws Exception {
         StoreSpec direct = kind.fresh();
         try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 42)) {
             proxy.inject(0.15, EnumSet.allOf(Fault.class)).failNext(Fault.CONFLICT_409, 5);
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
 
-            JobID id = SnapshotTestJob.over(READINGS).store(viaProxy).inlineThresholdBytes(kind.inlineThresholdBytes())
-                    .backoff(new Backoff(10, Duration.ofMillis(10), Duration.ofMillis(200)))
-                    .run();
+            JobID id =
+                    SnapshotTestJob.over(READINGS)
+                            .store(viaProxy)
+                            .inlineThresholdBytes(kind.inlineThresholdBytes())
+                            .backoff(new Backoff(10, Duration.ofMillis(10), Duration.ofMillis(200)))
+                            .run();
 
             assertThat(proxy.injectedTotal()).isPositive();
-            assertThat(proxy.injected(Fault.CONFLICT_409)).as("409s reached conditional writes").isPositive();
+            assertThat(proxy.injected(Fault.CONFLICT_409))
+                    .as("409s reached conditional writes")
+                    .isPositive();
             assertThat(Metrics.sum(REPORTER, id, "storeRetries")).as("commit retries").isPositive();
-            figures("faults " + proxy.injectedTotal() + " injected", kind, assertPublishedExactlyOnce(direct, READINGS, 4, 1), id);
+            figures(
+                    "faults " + proxy.injectedTotal() + " injected",
+                    kind,
+                    assertPublishedExactlyOnce(direct, READINGS, 4, 1),
+                    id);
         }
     }
 
@@ -255,19 +385,28 @@ class SnapshotSinkITCase {
      * published from its staged copy: nothing is lost.
      */
     @Test
-    void aStoreOutageLongerThanTheRetriesWithEveryStagedUploadAbortedStillEndsCorrect() throws Exception {
+    void aStoreOutageLongerThanTheRetriesWithEveryStagedUploadAbortedStillEndsCorrect()
+            throws Exception {
         StoreSpec direct = StoreKind.S3_MULTIPART.fresh();
-        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 7); S3ObjectStore store = (S3ObjectStore) direct.open()) {
-            StoreSpec viaProxy = StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
-            JobClient client = SnapshotTestJob.over(READINGS).store(viaProxy).inlineThresholdBytes(0)
-                    .backoff(new Backoff(3, Duration.ofMillis(10), Duration.ofMillis(50)))
-                    .eventsPerSecond(400)
-                    .start();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 7);
+                S3ObjectStore store = (S3ObjectStore) direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            JobClient client =
+                    SnapshotTestJob.over(READINGS)
+                            .store(viaProxy)
+                            .inlineThresholdBytes(0)
+                            .backoff(new Backoff(3, Duration.ofMillis(10), Duration.ofMillis(50)))
+                            .eventsPerSecond(400)
+                            .start();
             awaitParts(direct, 4);
-            awaitStagedUpload(store); // a part staged and not yet committed: its upload is what the outage takes
+            awaitStagedUpload(
+                    store); // a part staged and not yet committed: its upload is what the outage
+            // takes
             proxy.outage(Duration.ofSeconds(4));
             int aborted = 0;
-            for (long end = System.nanoTime() + Duration.ofSeconds(4).toNanos(); System.nanoTime() < end; ) {
+            for (long end = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+                    System.nanoTime() < end; ) {
                 aborted += store.abortIncompleteUploads();
                 Thread.sleep(100);
             }
@@ -275,17 +414,27 @@ class SnapshotSinkITCase {
 
             assertThat(aborted).as("staged uploads aborted during the outage").isPositive();
             assertThat(proxy.injected(Fault.SLOW_DOWN_503)).isPositive();
-            assertThat(Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts")).as("the job failed over").isPositive();
-            // A failover recomputes and stages again what it had staged after its last checkpoint: those
-            // copies are garbage the staging retention removes, never a part at risk.
+            assertThat(Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts"))
+                    .as("the job failed over")
+                    .isPositive();
+            // A failover recomputes and stages again what it had staged after its last checkpoint:
+            // those copies are garbage the staging retention removes, never a part at risk.
             List<String> left = new ArrayList<>();
             store.listStaged("", s -> left.add(s.key()));
             for (String key : left) {
-                assertThat(store.head(key)).as("the part of a staged copy left behind, %s, is published", key).isPresent();
+                assertThat(store.head(key))
+                        .as("the part of a staged copy left behind, %s, is published", key)
+                        .isPresent();
             }
-            System.out.printf("FIGURES outage: %d staged uploads aborted, %d restarts, %d staged objects left%n", aborted,
-                    Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts"), left.size());
-            figures("outage with uploads aborted", StoreKind.S3_MULTIPART, assertPublishedExactlyOnce(direct, READINGS, 4, 1),
+            System.out.printf(
+                    "FIGURES outage: %d staged uploads aborted, %d restarts, %d staged objects left%n",
+                    aborted,
+                    Metrics.gaugeMax(REPORTER, client.getJobID(), "numRestarts"),
+                    left.size());
+            figures(
+                    "outage with uploads aborted",
+                    StoreKind.S3_MULTIPART,
+                    assertPublishedExactlyOnce(direct, READINGS, 4, 1),
                     client.getJobID());
         }
     }
@@ -294,11 +443,13 @@ class SnapshotSinkITCase {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
         while (true) {
             List<String> uploads = new ArrayList<>();
-            store.listStaged("", s -> {
-                if (!s.handle().startsWith(ObjectKeys.STAGING_PREFIX)) {
-                    uploads.add(s.handle());
-                }
-            });
+            store.listStaged(
+                    "",
+                    s -> {
+                        if (!s.handle().startsWith(ObjectKeys.STAGING_PREFIX)) {
+                            uploads.add(s.handle());
+                        }
+                    });
             if (!uploads.isEmpty()) {
                 return;
             }
@@ -308,61 +459,118 @@ class SnapshotSinkITCase {
     }
 
     /** Prints what a scenario produced, so a run's figures can be quoted. */
-    private static void figures(String scenario, StoreKind kind, StoreContents contents, JobID... jobs) {
+    private static void figures(
+            String scenario, StoreKind kind, StoreContents contents, JobID... jobs) {
         long[] sums = new long[5];
-        String[] names = {"partsCreated", "partsCollapsed", "partsDivergent", "storeRetries", "storeConflicts"};
+        String[] names = {
+            "partsCreated", "partsCollapsed", "partsDivergent", "storeRetries", "storeConflicts"
+        };
         for (JobID job : jobs) {
             for (int i = 0; i < names.length; i++) {
                 sums[i] += Metrics.sum(REPORTER, job, names[i]);
             }
         }
-        long windows = contents.keys.keySet().stream().map(PartRef::windowStartMillis).distinct().count();
+        long windows =
+                contents.keys.keySet().stream().map(PartRef::windowStartMillis).distinct().count();
         int maxPerPart = contents.keys.values().stream().mapToInt(List::size).max().orElse(0);
-        System.out.printf("FIGURES %s [%s]: windows=%d parts=%d max-objects-per-part=%d created=%d collapsed=%d"
+        System.out.printf(
+                "FIGURES %s [%s]: windows=%d parts=%d max-objects-per-part=%d created=%d collapsed=%d"
                         + " divergent=%d retries=%d conflicts=%d evidence=%d%n",
-                scenario, kind, windows, contents.keys.size(), maxPerPart, sums[0], sums[1], sums[2], sums[3], sums[4],
+                scenario,
+                kind,
+                windows,
+                contents.keys.size(),
+                maxPerPart,
+                sums[0],
+                sums[1],
+                sums[2],
+                sums[3],
+                sums[4],
                 contents.divergenceEvidence.size());
     }
 
-    /** The store holds exactly the reference: one object per part, rows equal, pointer at the end. */
-    static StoreContents assertPublishedExactlyOnce(StoreSpec spec, Readings readings, int buckets, int jobVersion)
-            throws Exception {
+    /**
+     * The store holds exactly the reference: one object per part, rows equal, pointer at the end.
+     */
+    static StoreContents assertPublishedExactlyOnce(
+            StoreSpec spec, Readings readings, int buckets, int jobVersion) throws Exception {
         Map<PartRef, Set<KeyTotal>> reference = readings.reference(buckets);
         try (ObjectStore store = spec.open()) {
-            StoreContents contents = StoreContents.read(store, SnapshotTestJob.PIPELINE, jobVersion);
+            StoreContents contents =
+                    StoreContents.read(store, SnapshotTestJob.PIPELINE, jobVersion);
             assertThat(contents.duplicated()).as("parts held by more than one object").isEmpty();
             assertThat(contents.unexpected).as("objects outside the key scheme").isEmpty();
-            assertThat(contents.keys.keySet()).as("(window, bucket) parts published").isEqualTo(reference.keySet());
-            assertThat(contents.rows).as("rows per part equal the reference computed without Flink").isEqualTo(reference);
+            assertThat(contents.keys.keySet())
+                    .as("(window, bucket) parts published")
+                    .isEqualTo(reference.keySet());
+            assertThat(contents.rows)
+                    .as("rows per part equal the reference computed without Flink")
+                    .isEqualTo(reference);
             assertThat(contents.fingerprintMismatches).isEmpty();
-            assertThat(contents.missingProvenance).as("writer provenance in every part's metadata").isEmpty();
-            long lastWindowEnd = reference.keySet().stream().mapToLong(PartRef::windowStartMillis).max().getAsLong()
-                    + readings.windowMillis();
-            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion))
-                    .as("completion pointer").contains(lastWindowEnd);
-            long firstWindow = reference.keySet().stream().mapToLong(PartRef::windowStartMillis).min().getAsLong();
+            assertThat(contents.missingProvenance)
+                    .as("writer provenance in every part's metadata")
+                    .isEmpty();
+            long lastWindowEnd =
+                    reference.keySet().stream()
+                                    .mapToLong(PartRef::windowStartMillis)
+                                    .max()
+                                    .getAsLong()
+                            + readings.windowMillis();
+            assertThat(
+                            CompletionPointer.read(
+                                    store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion))
+                    .as("completion pointer")
+                    .contains(lastWindowEnd);
+            long firstWindow =
+                    reference.keySet().stream()
+                            .mapToLong(PartRef::windowStartMillis)
+                            .min()
+                            .getAsLong();
             for (long w = firstWindow; w < lastWindowEnd; w += readings.windowMillis()) {
                 long window = w;
                 Map<Integer, String> published = new TreeMap<>();
-                contents.keys.forEach((ref, keys) -> {
-                    if (ref.windowStartMillis() == window) {
-                        published.put(ref.bucket(), keys.get(0));
-                    }
-                });
-                WindowManifest.Manifest manifest = WindowManifest.read(store,
-                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion, 1, w)).orElseThrow(
-                                () -> new AssertionError("no manifest for complete window " + Instant.ofEpochMilli(window)));
-                assertThat(manifest.parts().values().stream().collect(Collectors.toMap(WindowManifest.Listed::bucket,
-                        WindowManifest.Listed::key))).as("manifest of %s", Instant.ofEpochMilli(w)).isEqualTo(published);
+                contents.keys.forEach(
+                        (ref, keys) -> {
+                            if (ref.windowStartMillis() == window) {
+                                published.put(ref.bucket(), keys.get(0));
+                            }
+                        });
+                WindowManifest.Manifest manifest =
+                        WindowManifest.read(
+                                        store,
+                                        ObjectKeys.manifestKey(
+                                                PartKind.SNAPSHOT,
+                                                SnapshotTestJob.PIPELINE,
+                                                jobVersion,
+                                                1,
+                                                w))
+                                .orElseThrow(
+                                        () ->
+                                                new AssertionError(
+                                                        "no manifest for complete window "
+                                                                + Instant.ofEpochMilli(window)));
+                assertThat(
+                                manifest.parts().values().stream()
+                                        .collect(
+                                                Collectors.toMap(
+                                                        WindowManifest.Listed::bucket,
+                                                        WindowManifest.Listed::key)))
+                        .as("manifest of %s", Instant.ofEpochMilli(w))
+                        .isEqualTo(published);
             }
             return contents;
         }
     }
 
-    private static void assertPointerNeverAhead(PointerWatch watch, Set<PartRef> expected) throws Exception {
+    private static void assertPointerNeverAhead(PointerWatch watch, Set<PartRef> expected)
+            throws Exception {
         assertThat(watch.observations()).as("polls that saw a pointer").isPositive();
-        assertThat(watch.violations(expected)).as("moments the pointer was ahead of the parts").isEmpty();
-        System.out.printf("FIGURES pointer invariant: %d polls, no window before the pointer without its parts%n", watch.observations());
+        assertThat(watch.violations(expected))
+                .as("moments the pointer was ahead of the parts")
+                .isEmpty();
+        System.out.printf(
+                "FIGURES pointer invariant: %d polls, no window before the pointer without its parts%n",
+                watch.observations());
     }
 
     private static void awaitParts(StoreSpec spec, int parts) throws Exception {
@@ -370,7 +578,9 @@ class SnapshotSinkITCase {
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
             while (System.nanoTime() < deadline) {
                 int[] n = {0};
-                store.list(SnapshotTestJob.PIPELINE + "/", o -> n[0] += o.key().endsWith(".parquet") ? 1 : 0);
+                store.list(
+                        SnapshotTestJob.PIPELINE + "/",
+                        o -> n[0] += o.key().endsWith(".parquet") ? 1 : 0);
                 if (n[0] >= parts) {
                     return;
                 }

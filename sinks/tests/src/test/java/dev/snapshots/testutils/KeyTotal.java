@@ -9,12 +9,15 @@ import org.apache.avro.generic.GenericRecord;
 
 /** The per-key, per-window result the test pipelines publish. A Flink POJO. */
 public class KeyTotal {
-    public static final Schema SCHEMA = SchemaBuilder.record("KeyTotal").namespace("dev.snapshots.test").fields()
-            .requiredString("key")
-            .requiredLong("window_start")
-            .requiredLong("count")
-            .requiredLong("sum")
-            .endRecord();
+    public static final Schema SCHEMA =
+            SchemaBuilder.record("KeyTotal")
+                    .namespace("dev.snapshots.test")
+                    .fields()
+                    .requiredString("key")
+                    .requiredLong("window_start")
+                    .requiredLong("count")
+                    .requiredLong("sum")
+                    .endRecord();
 
     public String key;
     public long windowStart;
@@ -31,7 +34,11 @@ public class KeyTotal {
     }
 
     public static KeyTotal fromRecord(GenericRecord r) {
-        return new KeyTotal(r.get("key").toString(), (Long) r.get("window_start"), (Long) r.get("count"), (Long) r.get("sum"));
+        return new KeyTotal(
+                r.get("key").toString(),
+                (Long) r.get("window_start"),
+                (Long) r.get("count"),
+                (Long) r.get("sum"));
     }
 
     /** How the sink encodes KeyTotal rows. */
@@ -65,7 +72,10 @@ public class KeyTotal {
             return false;
         }
         KeyTotal t = (KeyTotal) o;
-        return key.equals(t.key) && windowStart == t.windowStart && count == t.count && sum == t.sum;
+        return key.equals(t.key)
+                && windowStart == t.windowStart
+                && count == t.count
+                && sum == t.sum;
     }
 
     @Override

@@ -5,7 +5,10 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 
-/** Sums a counter over every subtask and every attempt of a job, as the in-memory reporter retained it. */
+/**
+ * Sums a counter over every subtask and every attempt of a job, as the in-memory reporter retained
+ * it.
+ */
 public final class Metrics {
     private Metrics() {}
 

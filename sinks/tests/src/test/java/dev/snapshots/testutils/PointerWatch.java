@@ -15,8 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What a reader could have seen while jobs ran: polls a job version's completion pointer and then
- * lists its parts, over and over. The invariant is judged afterwards, against what the run
- * should have published: at no moment may a window before the pointer lack one of its parts.
+ * lists its parts, over and over. The invariant is judged afterwards, against what the run should
+ * have published: at no moment may a window before the pointer lack one of its parts.
  */
 public final class PointerWatch implements AutoCloseable {
     /** One poll: the pointer, then the parts listed right after reading it. */
@@ -42,11 +42,21 @@ public final class PointerWatch implements AutoCloseable {
     private void poll(StoreSpec spec, int jobVersion) {
         try (ObjectStore store = spec.open()) {
             while (!stopped) {
-                Optional<Long> pointer = CompletionPointer.read(store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion);
+                Optional<Long> pointer =
+                        CompletionPointer.read(
+                                store, PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, jobVersion);
                 if (pointer.isPresent()) {
                     Set<PartRef> listed = new TreeSet<>();
-                    store.list(ObjectKeys.versionPrefix(SnapshotTestJob.PIPELINE, jobVersion), o -> ObjectKeys.parse(o.key())
-                            .ifPresent(p -> listed.add(new PartRef(p.windowStartMillis(), p.bucket()))));
+                    store.list(
+                            ObjectKeys.versionPrefix(SnapshotTestJob.PIPELINE, jobVersion),
+                            o ->
+                                    ObjectKeys.parse(o.key())
+                                            .ifPresent(
+                                                    p ->
+                                                            listed.add(
+                                                                    new PartRef(
+                                                                            p.windowStartMillis(),
+                                                                            p.bucket()))));
                     seen.add(new Seen(pointer.get(), listed));
                 }
                 Thread.sleep(10);
@@ -69,12 +79,22 @@ public final class PointerWatch implements AutoCloseable {
         List<String> out = new ArrayList<>();
         for (Seen s : seen) {
             if (s.listed().stream().noneMatch(p -> p.windowStartMillis() < s.pointer())) {
-                out.add("pointer at " + Instant.ofEpochMilli(s.pointer()) + " before any part below it was published");
+                out.add(
+                        "pointer at "
+                                + Instant.ofEpochMilli(s.pointer())
+                                + " before any part below it was published");
             }
             for (PartRef part : expected) {
-                if (part.windowStartMillis() + windowMillis <= s.pointer() && !s.listed().contains(part)) {
-                    out.add("pointer at " + Instant.ofEpochMilli(s.pointer()) + " while window " + Instant.ofEpochMilli(
-                            part.windowStartMillis()) + " bucket " + part.bucket() + " was not published");
+                if (part.windowStartMillis() + windowMillis <= s.pointer()
+                        && !s.listed().contains(part)) {
+                    out.add(
+                            "pointer at "
+                                    + Instant.ofEpochMilli(s.pointer())
+                                    + " while window "
+                                    + Instant.ofEpochMilli(part.windowStartMillis())
+                                    + " bucket "
+                                    + part.bucket()
+                                    + " was not published");
                 }
             }
         }

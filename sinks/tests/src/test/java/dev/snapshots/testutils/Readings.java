@@ -13,13 +13,14 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
 
 /**
  * A deterministic, bounded stream of readings spanning a number of windows, and the reference
- * result computed from it in plain Java, independently of Flink and of the sink.
- * Event i lands at {@code base + i * spacing + jitter(i)}: slightly out of order, never late.
+ * result computed from it in plain Java, independently of Flink and of the sink. Event i lands at
+ * {@code base + i * spacing + jitter(i)}: slightly out of order, never late.
  */
 public final class Readings implements GeneratorFunction<Long, Reading>, Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final long BASE_MILLIS = Instant.parse("2026-11-30T10:00:00Z").toEpochMilli();
+
     /** Below the pipelines' out-of-orderness bound, so no event is late. */
     public static final long MAX_JITTER_MILLIS = 1_000;
 
@@ -29,7 +30,12 @@ public final class Readings implements GeneratorFunction<Long, Reading>, Seriali
     private final int keys;
     private final Set<Integer> alteredWindows;
 
-    private Readings(int windows, long windowMillis, int eventsPerWindow, int keys, Set<Integer> alteredWindows) {
+    private Readings(
+            int windows,
+            long windowMillis,
+            int eventsPerWindow,
+            int keys,
+            Set<Integer> alteredWindows) {
         this.windows = windows;
         this.windowMillis = windowMillis;
         this.eventsPerWindow = eventsPerWindow;
@@ -62,8 +68,15 @@ public final class Readings implements GeneratorFunction<Long, Reading>, Seriali
     public Reading map(Long index) {
         long i = index;
         long h = mix(i);
-        String key = String.format(Locale.ROOT, "dev-%03d", Math.floorMod(h, keys)); // the same keys in every JVM, as real input is
-        long ts = BASE_MILLIS + i * (windowMillis / eventsPerWindow) + Math.floorMod(h >>> 17, MAX_JITTER_MILLIS);
+        String key =
+                String.format(
+                        Locale.ROOT,
+                        "dev-%03d",
+                        Math.floorMod(h, keys)); // the same keys in every JVM, as real input is
+        long ts =
+                BASE_MILLIS
+                        + i * (windowMillis / eventsPerWindow)
+                        + Math.floorMod(h >>> 17, MAX_JITTER_MILLIS);
         int window = (int) ((ts - BASE_MILLIS) / windowMillis);
         long value = Math.floorMod(h >>> 33, 1000) + (alteredWindows.contains(window) ? 1 : 0);
         return new Reading(key, ts, value);
@@ -75,9 +88,11 @@ public final class Readings implements GeneratorFunction<Long, Reading>, Seriali
         for (long i = 0; i < count(); i++) {
             Reading r = map(i);
             long windowStart = r.timestampMillis - Math.floorMod(r.timestampMillis, windowMillis);
-            KeyTotal t = totals
-                    .computeIfAbsent(new PartRef(windowStart, Buckets.of(r.key, bucketCount)), p -> new HashMap<>())
-                    .computeIfAbsent(r.key, k -> new KeyTotal(k, windowStart, 0, 0));
+            KeyTotal t =
+                    totals.computeIfAbsent(
+                                    new PartRef(windowStart, Buckets.of(r.key, bucketCount)),
+                                    p -> new HashMap<>())
+                            .computeIfAbsent(r.key, k -> new KeyTotal(k, windowStart, 0, 0));
             t.count++;
             t.sum += r.value;
         }

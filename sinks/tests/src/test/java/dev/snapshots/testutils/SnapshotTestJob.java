@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
-import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
@@ -28,8 +28,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * A small fluent fixture for the pipeline the sink is built for: readings, event-time windows,
- * totals per key, parts per (window, bucket), the snapshot sink. Tests vary the store, the
- * identity and the faults; the pipeline stays the same.
+ * totals per key, parts per (window, bucket), the snapshot sink. Tests vary the store, the identity
+ * and the faults; the pipeline stays the same.
  */
 public final class SnapshotTestJob {
     public static final String PIPELINE = "readings";
@@ -118,8 +118,9 @@ public final class SnapshotTestJob {
         Configuration conf = new Configuration();
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 50);
-        // As text: Flink 1.20.1 writes a Duration option with the JVM's default locale and cannot parse
-        // it back under one with other digits ("٢٠٠ ms"), which LocaleIndependenceITCase runs under.
+        // As text: Flink 1.20.1 writes a Duration option with the JVM's default locale and cannot
+        // parse it back under one with other digits ("٢٠٠ ms"), which LocaleIndependenceITCase runs
+        // under.
         conf.setString(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY.key(), "200 ms");
         if (savepoint != null) {
             conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint);
@@ -129,34 +130,45 @@ public final class SnapshotTestJob {
         env.setMaxParallelism(maxParallelism);
         env.enableCheckpointing(150);
 
-        DataStream<Reading> events = env.fromSource(
-                        new DataGeneratorSource<>(readings, readings.count(), RateLimiterStrategy.perSecond(eventsPerSecond),
-                                TypeInformation.of(Reading.class)),
-                        WatermarkStrategy.<Reading>forBoundedOutOfOrderness(Duration.ofMillis(Readings.MAX_JITTER_MILLIS + 500))
-                                .withTimestampAssigner((r, ts) -> r.timestampMillis),
-                        "readings")
-                .uid("readings")
-                .setParallelism(1);
+        DataStream<Reading> events =
+                env.fromSource(
+                                new DataGeneratorSource<>(
+                                        readings,
+                                        readings.count(),
+                                        RateLimiterStrategy.perSecond(eventsPerSecond),
+                                        TypeInformation.of(Reading.class)),
+                                WatermarkStrategy.<Reading>forBoundedOutOfOrderness(
+                                                Duration.ofMillis(Readings.MAX_JITTER_MILLIS + 500))
+                                        .withTimestampAssigner((r, ts) -> r.timestampMillis),
+                                "readings")
+                        .uid("readings")
+                        .setParallelism(1);
         if (failAfterEvents >= 0) {
             String token = "fail-" + System.nanoTime();
             FAILED.put(token, new AtomicBoolean());
-            events = events.map(new FailOnce(token, failAfterEvents)).uid("fail-once").setParallelism(1);
+            events =
+                    events.map(new FailOnce(token, failAfterEvents))
+                            .uid("fail-once")
+                            .setParallelism(1);
         }
-        DataStream<KeyTotal> totals = events
-                .keyBy(r -> r.key)
-                .window(TumblingEventTimeWindows.of(Duration.ofMillis(readings.windowMillis())))
-                .aggregate(new Total(), new ToKeyTotal())
-                .uid("totals");
-        CanonicalSnapshotSink<KeyTotal> sink = CanonicalSnapshotSink.<KeyTotal>builder()
-                .pipeline(PIPELINE)
-                .jobVersion(jobVersion)
-                .bucketCount(bucketCount)
-                .windowLength(Duration.ofMillis(readings.windowMillis()))
-                .store(store)
-                .rowFormat(new KeyTotal.Format())
-                .inlineThresholdBytes(inlineThresholdBytes)
-                .retries(backoff)
-                .build();
+        DataStream<KeyTotal> totals =
+                events.keyBy(r -> r.key)
+                        .window(
+                                TumblingEventTimeWindows.of(
+                                        Duration.ofMillis(readings.windowMillis())))
+                        .aggregate(new Total(), new ToKeyTotal())
+                        .uid("totals");
+        CanonicalSnapshotSink<KeyTotal> sink =
+                CanonicalSnapshotSink.<KeyTotal>builder()
+                        .pipeline(PIPELINE)
+                        .jobVersion(jobVersion)
+                        .bucketCount(bucketCount)
+                        .windowLength(Duration.ofMillis(readings.windowMillis()))
+                        .store(store)
+                        .rowFormat(new KeyTotal.Format())
+                        .inlineThresholdBytes(inlineThresholdBytes)
+                        .retries(backoff)
+                        .build();
         sink.assemble(totals);
         return env.executeAsync("snapshot-test v" + jobVersion);
     }
@@ -192,15 +204,19 @@ public final class SnapshotTestJob {
         }
     }
 
-    static final class ToKeyTotal extends ProcessWindowFunction<long[], KeyTotal, String, TimeWindow> {
+    static final class ToKeyTotal
+            extends ProcessWindowFunction<long[], KeyTotal, String, TimeWindow> {
         @Override
-        public void process(String key, Context ctx, Iterable<long[]> totals, Collector<KeyTotal> out) {
+        public void process(
+                String key, Context ctx, Iterable<long[]> totals, Collector<KeyTotal> out) {
             long[] t = totals.iterator().next();
             out.collect(new KeyTotal(key, ctx.window().getStart(), t[0], t[1]));
         }
     }
 
-    /** Fails the job once, mid-stream and after checkpoints completed, so committables are restored. */
+    /**
+     * Fails the job once, mid-stream and after checkpoints completed, so committables are restored.
+     */
     static final class FailOnce implements MapFunction<Reading, Reading>, CheckpointListener {
         private final String token;
         private final long afterEvents;
@@ -214,8 +230,11 @@ public final class SnapshotTestJob {
 
         @Override
         public Reading map(Reading r) {
-            if (++seen > afterEvents && completedCheckpoints >= 2 && FAILED.get(token).compareAndSet(false, true)) {
-                throw new IllegalStateException("injected failure after " + seen + " events (test)");
+            if (++seen > afterEvents
+                    && completedCheckpoints >= 2
+                    && FAILED.get(token).compareAndSet(false, true)) {
+                throw new IllegalStateException(
+                        "injected failure after " + seen + " events (test)");
             }
             return r;
         }

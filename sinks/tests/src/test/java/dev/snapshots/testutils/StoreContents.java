@@ -20,6 +20,7 @@ public final class StoreContents {
     public final Map<PartRef, List<String>> keys = new TreeMap<>();
 
     public final Map<PartRef, Set<KeyTotal>> rows = new TreeMap<>();
+
     /** Parts whose metadata fingerprint does not match their decoded content. */
     public final List<String> fingerprintMismatches = new ArrayList<>();
 
@@ -29,7 +30,8 @@ public final class StoreContents {
     public final List<String> divergenceEvidence = new ArrayList<>();
     public final List<String> unexpected = new ArrayList<>();
 
-    public static StoreContents read(ObjectStore store, String pipeline, int jobVersion) throws IOException {
+    public static StoreContents read(ObjectStore store, String pipeline, int jobVersion)
+            throws IOException {
         StoreContents c = new StoreContents();
         List<String> all = new ArrayList<>();
         store.list(ObjectKeys.versionPrefix(pipeline, jobVersion), o -> all.add(o.key()));
@@ -44,14 +46,21 @@ public final class StoreContents {
             }
             PartRef ref = new PartRef(parsed.windowStartMillis(), parsed.bucket());
             c.keys.computeIfAbsent(ref, r -> new ArrayList<>()).add(key);
-            List<GenericRecord> records = PartEncoding.decode(store.get(key).orElseThrow().content());
+            List<GenericRecord> records =
+                    PartEncoding.decode(store.get(key).orElseThrow().content());
             Set<KeyTotal> totals = new HashSet<>();
             records.forEach(r -> totals.add(KeyTotal.fromRecord(r)));
             c.rows.put(ref, totals);
             Map<String, String> metadata = store.head(key).orElseThrow().metadata();
             String stored = metadata.get(PartMetadata.FINGERPRINT);
-            for (String required : List.of(PartMetadata.WRITER_JOB, PartMetadata.WRITER_HOST, PartMetadata.WRITER_TASK,
-                    PartMetadata.JOB_VERSION, PartMetadata.SCHEMA_VERSION, PartMetadata.ROWS)) {
+            for (String required :
+                    List.of(
+                            PartMetadata.WRITER_JOB,
+                            PartMetadata.WRITER_HOST,
+                            PartMetadata.WRITER_TASK,
+                            PartMetadata.JOB_VERSION,
+                            PartMetadata.SCHEMA_VERSION,
+                            PartMetadata.ROWS)) {
                 if (metadata.getOrDefault(required, "").isEmpty()) {
                     c.missingProvenance.add(key + " lacks " + required);
                 }
@@ -60,18 +69,21 @@ public final class StoreContents {
                 c.fingerprintMismatches.add(key);
             }
         }
-        store.list(ObjectKeys.DIVERGENCE_PREFIX + ObjectKeys.versionPrefix(pipeline, jobVersion), o -> c.divergenceEvidence.add(o.key()));
+        store.list(
+                ObjectKeys.DIVERGENCE_PREFIX + ObjectKeys.versionPrefix(pipeline, jobVersion),
+                o -> c.divergenceEvidence.add(o.key()));
         return c;
     }
 
     /** Parts held by more than one object. */
     public Map<PartRef, List<String>> duplicated() {
         Map<PartRef, List<String>> d = new TreeMap<>();
-        keys.forEach((ref, ks) -> {
-            if (ks.size() > 1) {
-                d.put(ref, ks);
-            }
-        });
+        keys.forEach(
+                (ref, ks) -> {
+                    if (ks.size() > 1) {
+                        d.put(ref, ks);
+                    }
+                });
         return d;
     }
 }

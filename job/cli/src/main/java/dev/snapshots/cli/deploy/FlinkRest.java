@@ -29,24 +29,40 @@ public final class FlinkRest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String base;
-    // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of Flink.
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of
+    // Flink.
+    private final HttpClient http =
+            HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(5))
+                    .build();
 
     public FlinkRest(String base) {
         this.base = base;
     }
 
-    /** Uploads a job jar, streamed from the file (it is a hundred MB); returns the id {@link #run} takes. */
+    /**
+     * Uploads a job jar, streamed from the file (it is a hundred MB); returns the id {@link #run}
+     * takes.
+     */
     public String upload(Path jar) throws IOException {
         String boundary = "----snapshots" + UUID.randomUUID();
-        byte[] head = ("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
-                + "Content-Type: application/x-java-archive\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+        byte[] head =
+                ("--"
+                                + boundary
+                                + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"job.jar\"\r\n"
+                                + "Content-Type: application/x-java-archive\r\n\r\n")
+                        .getBytes(StandardCharsets.UTF_8);
         byte[] tail = ("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8);
-        JsonNode uploaded = send(HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
-                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
-                .POST(HttpRequest.BodyPublishers.concat(HttpRequest.BodyPublishers.ofByteArray(head),
-                        HttpRequest.BodyPublishers.ofFile(jar), HttpRequest.BodyPublishers.ofByteArray(tail))));
+        JsonNode uploaded =
+                send(
+                        HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
+                                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                                .POST(
+                                        HttpRequest.BodyPublishers.concat(
+                                                HttpRequest.BodyPublishers.ofByteArray(head),
+                                                HttpRequest.BodyPublishers.ofFile(jar),
+                                                HttpRequest.BodyPublishers.ofByteArray(tail))));
         return Path.of(uploaded.path("filename").asText()).getFileName().toString();
     }
 
@@ -54,7 +70,8 @@ public final class FlinkRest {
      * Runs an uploaded jar with these program arguments, from {@code savepoint} and under job id
      * {@code jobId} when not null (else Flink picks a fresh id).
      */
-    public String run(String jarId, List<String> args, String savepoint, String jobId) throws IOException {
+    public String run(String jarId, List<String> args, String savepoint, String jobId)
+            throws IOException {
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("programArgsList", args);
         if (savepoint != null) {
@@ -68,16 +85,23 @@ public final class FlinkRest {
 
     /** Takes a savepoint and keeps the job running; returns its path. */
     public String savepoint(String jobId, Duration timeout) throws IOException {
-        return awaitSavepoint(jobId, post("/jobs/" + jobId + "/savepoints", Map.of("cancel-job", false)), timeout);
+        return awaitSavepoint(
+                jobId,
+                post("/jobs/" + jobId + "/savepoints", Map.of("cancel-job", false)),
+                timeout);
     }
 
-    /** Stops the job with a savepoint (draining event time when {@code drain}); returns its path. */
-    public String stopWithSavepoint(String jobId, boolean drain, Duration timeout) throws IOException {
+    /**
+     * Stops the job with a savepoint (draining event time when {@code drain}); returns its path.
+     */
+    public String stopWithSavepoint(String jobId, boolean drain, Duration timeout)
+            throws IOException {
         return stopWithSavepoint(jobId, drain, null, timeout);
     }
 
     /** As above, into {@code directory} rather than the cluster's default savepoint directory. */
-    public String stopWithSavepoint(String jobId, boolean drain, String directory, Duration timeout) throws IOException {
+    public String stopWithSavepoint(String jobId, boolean drain, String directory, Duration timeout)
+            throws IOException {
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("drain", drain);
         if (directory != null) {
@@ -97,8 +121,9 @@ public final class FlinkRest {
     }
 
     public void cancel(String jobId) throws IOException {
-        send(HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
-                .method("PATCH", HttpRequest.BodyPublishers.noBody()));
+        send(
+                HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
+                        .method("PATCH", HttpRequest.BodyPublishers.noBody()));
     }
 
     /** Every job the cluster knows, with its state, from one call. */
@@ -134,25 +159,38 @@ public final class FlinkRest {
 
     /** When the latest completed checkpoint was triggered (epoch ms), 0 if none. */
     public long latestCheckpointMillis(String jobId) throws IOException {
-        return get("/jobs/" + jobId + "/checkpoints").path("latest").path("completed").path("trigger_timestamp").asLong(0);
+        return get("/jobs/" + jobId + "/checkpoints")
+                .path("latest")
+                .path("completed")
+                .path("trigger_timestamp")
+                .asLong(0);
     }
 
     /** The newest completed savepoint's path, if the job took one. */
     public Optional<String> latestSavepoint(String jobId) throws IOException {
-        JsonNode savepoint = get("/jobs/" + jobId + "/checkpoints").path("latest").path("savepoint");
-        return savepoint.hasNonNull("external_path") ? Optional.of(savepoint.path("external_path").asText()) : Optional.empty();
+        JsonNode savepoint =
+                get("/jobs/" + jobId + "/checkpoints").path("latest").path("savepoint");
+        return savepoint.hasNonNull("external_path")
+                ? Optional.of(savepoint.path("external_path").asText())
+                : Optional.empty();
     }
 
     /** How often the job failed and restarted so far. */
     public int restarts(String jobId) throws IOException {
-        return get("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries").size();
+        return get("/jobs/" + jobId + "/exceptions")
+                .path("exceptionHistory")
+                .path("entries")
+                .size();
     }
 
     public JsonNode get(String path) throws IOException {
         return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
     }
 
-    /** Until the REST API answers: a JobManager container's submitter starts beside a JobManager still booting. */
+    /**
+     * Until the REST API answers: a JobManager container's submitter starts beside a JobManager
+     * still booting.
+     */
     void awaitUp(Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
@@ -161,7 +199,8 @@ public final class FlinkRest {
                 return;
             } catch (IOException e) {
                 if (System.nanoTime() > deadline) {
-                    throw new IOException("the JobManager at " + base + " did not answer within " + timeout, e);
+                    throw new IOException(
+                            "the JobManager at " + base + " did not answer within " + timeout, e);
                 }
                 sleep(1000);
             }
@@ -182,28 +221,52 @@ public final class FlinkRest {
         }
     }
 
-    private String awaitSavepoint(String jobId, JsonNode trigger, Duration timeout) throws IOException {
-        return awaitOperation("savepoint", jobId, "/savepoints/" + trigger.path("request-id").asText(), timeout)
-                .path("location").asText();
+    private String awaitSavepoint(String jobId, JsonNode trigger, Duration timeout)
+            throws IOException {
+        return awaitOperation(
+                        "savepoint",
+                        jobId,
+                        "/savepoints/" + trigger.path("request-id").asText(),
+                        timeout)
+                .path("location")
+                .asText();
     }
 
     /** Triggers a checkpoint now and waits for it; returns its id. */
     long checkpoint(String jobId, Duration timeout) throws IOException {
         JsonNode trigger = post("/jobs/" + jobId + "/checkpoints", Map.of());
-        return awaitOperation("checkpoint", jobId, "/checkpoints/" + trigger.path("request-id").asText(), timeout)
-                .path("checkpointId").asLong();
+        return awaitOperation(
+                        "checkpoint",
+                        jobId,
+                        "/checkpoints/" + trigger.path("request-id").asText(),
+                        timeout)
+                .path("checkpointId")
+                .asLong();
     }
 
-    /** Polls an asynchronous operation of a job until it completes; its result, or an IOException saying why it failed. */
-    private JsonNode awaitOperation(String what, String jobId, String path, Duration timeout) throws IOException {
+    /**
+     * Polls an asynchronous operation of a job until it completes; its result, or an IOException
+     * saying why it failed.
+     */
+    private JsonNode awaitOperation(String what, String jobId, String path, Duration timeout)
+            throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             JsonNode status = get("/jobs/" + jobId + path);
             if (status.path("status").path("id").asText().equals("COMPLETED")) {
                 JsonNode op = status.path("operation");
                 if (op.has("failure-cause")) {
-                    throw new IOException(what + " of job " + jobId + " failed: "
-                            + op.path("failure-cause").path("stack-trace").asText().lines().findFirst().orElse("?"));
+                    throw new IOException(
+                            what
+                                    + " of job "
+                                    + jobId
+                                    + " failed: "
+                                    + op.path("failure-cause")
+                                            .path("stack-trace")
+                                            .asText()
+                                            .lines()
+                                            .findFirst()
+                                            .orElse("?"));
                 }
                 return op;
             }
@@ -213,21 +276,32 @@ public final class FlinkRest {
     }
 
     private JsonNode post(String path, Object body) throws IOException {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))));
+        return send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))));
     }
 
     private JsonNode send(HttpRequest.Builder request) throws IOException {
         HttpResponse<String> response;
         try {
-            response = http.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+            response =
+                    http.send(
+                            request.timeout(Duration.ofSeconds(60)).build(),
+                            HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
         }
         if (response.statusCode() >= 300) {
-            throw new IOException(response.request().method() + " " + response.uri() + ": " + response.statusCode() + " "
-                    + response.body());
+            throw new IOException(
+                    response.request().method()
+                            + " "
+                            + response.uri()
+                            + ": "
+                            + response.statusCode()
+                            + " "
+                            + response.body());
         }
         return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
     }

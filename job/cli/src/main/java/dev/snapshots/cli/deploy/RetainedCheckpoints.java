@@ -53,16 +53,22 @@ final class RetainedCheckpoints {
         return INCARNATION.matcher(last).matches() ? dir.substring(0, dir.lastIndexOf('/')) : dir;
     }
 
-    /** The newest whole checkpoint or savepoint of {@code jobId} under {@code root}, if there is one. */
-    static Optional<Retained> newestWhole(StoreSpec root, String jobId, ClassLoader classLoader) throws IOException {
+    /**
+     * The newest whole checkpoint or savepoint of {@code jobId} under {@code root}, if there is
+     * one.
+     */
+    static Optional<Retained> newestWhole(StoreSpec root, String jobId, ClassLoader classLoader)
+            throws IOException {
         String rootUri = root.uri().toString().replaceAll("/+$", "");
         try (ObjectStore store = root.open()) {
             List<String> metadata = new ArrayList<>();
-            store.list("", o -> {
-                if (o.key().endsWith("/_metadata") && o.key().contains(jobId + "/")) {
-                    metadata.add(o.key());
-                }
-            });
+            store.list(
+                    "",
+                    o -> {
+                        if (o.key().endsWith("/_metadata") && o.key().contains(jobId + "/")) {
+                            metadata.add(o.key());
+                        }
+                    });
             List<Candidate> candidates = new ArrayList<>();
             for (String key : metadata) {
                 Optional<ObjectStore.VersionedContent> content = store.get(key);
@@ -82,27 +88,41 @@ final class RetainedCheckpoints {
     }
 
     private record Candidate(String key, byte[] bytes) {
-        /** Flink's metadata file starts with a magic number, a format version, then the checkpoint id; -1 if it is not one. */
+        /**
+         * Flink's metadata file starts with a magic number, a format version, then the checkpoint
+         * id; -1 if it is not one.
+         */
         long checkpointId() {
             try {
                 DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
-                return bytes.length >= 16 && in.readInt() == 0x4960672d && in.readInt() >= 0 ? in.readLong() : -1;
+                return bytes.length >= 16 && in.readInt() == 0x4960672d && in.readInt() >= 0
+                        ? in.readLong()
+                        : -1;
             } catch (IOException e) {
                 return -1;
             }
         }
     }
 
-    /** Whether the metadata loads and every state file it names still exists (files outside the root cannot be checked here). */
-    private static boolean whole(ObjectStore store, String rootUri, String dir, byte[] bytes, ClassLoader classLoader) {
+    /**
+     * Whether the metadata loads and every state file it names still exists (files outside the root
+     * cannot be checked here).
+     */
+    private static boolean whole(
+            ObjectStore store, String rootUri, String dir, byte[] bytes, ClassLoader classLoader) {
         URI root = URI.create(rootUri + "/");
         try {
-            CheckpointMetadata metadata = Checkpoints.loadCheckpointMetadata(new DataInputStream(new ByteArrayInputStream(bytes)),
-                    classLoader, rootUri + "/" + dir);
+            CheckpointMetadata metadata =
+                    Checkpoints.loadCheckpointMetadata(
+                            new DataInputStream(new ByteArrayInputStream(bytes)),
+                            classLoader,
+                            rootUri + "/" + dir);
             for (String file : stateFiles(metadata)) {
                 URI f = URI.create(file);
-                boolean under = root.getScheme().equals(f.getScheme()) && Objects.equals(root.getHost(), f.getHost())
-                        && f.getPath().startsWith(root.getPath());
+                boolean under =
+                        root.getScheme().equals(f.getScheme())
+                                && Objects.equals(root.getHost(), f.getHost())
+                                && f.getPath().startsWith(root.getPath());
                 if (under && store.head(f.getPath().substring(root.getPath().length())).isEmpty()) {
                     return false;
                 }
@@ -113,7 +133,10 @@ final class RetainedCheckpoints {
         }
     }
 
-    /** The files a checkpoint's state lives in; state small enough to sit inside the metadata names none. */
+    /**
+     * The files a checkpoint's state lives in; state small enough to sit inside the metadata names
+     * none.
+     */
     static List<String> stateFiles(CheckpointMetadata metadata) {
         List<StreamStateHandle> handles = new ArrayList<>();
         for (OperatorState operator : metadata.getOperatorStates()) {
@@ -144,8 +167,13 @@ final class RetainedCheckpoints {
         return files;
     }
 
-    /** A full snapshot's key groups sit in one stream; other kinds (incremental RocksDB) are not used by this job. */
+    /**
+     * A full snapshot's key groups sit in one stream; other kinds (incremental RocksDB) are not
+     * used by this job.
+     */
     private static Optional<StreamStateHandle> keyedDelegate(KeyedStateHandle keyed) {
-        return keyed instanceof KeyGroupsStateHandle groups ? Optional.of(groups.getDelegateStateHandle()) : Optional.empty();
+        return keyed instanceof KeyGroupsStateHandle groups
+                ? Optional.of(groups.getDelegateStateHandle())
+                : Optional.empty();
     }
 }

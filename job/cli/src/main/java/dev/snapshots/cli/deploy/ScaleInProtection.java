@@ -29,9 +29,9 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  *   <li>Protection always carries an expiry, and is renewed every {@code --renew-seconds}: the
  *       agent answers a renewal with {@code DEPLOYMENT_BLOCKED} while a deployment waits for this
  *       task, so renewing often is how a deployment is noticed within a minute or so.
- *   <li>When the agent says the task must go ({@code DEPLOYMENT_BLOCKED},
- *       {@code TASK_STOPPING_OR_STOPPED}), or on SIGTERM (ECS stopping the task), it asks the
- *       JobManager for a checkpoint, so the replacement redoes only the time since, and releases.
+ *   <li>When the agent says the task must go ({@code DEPLOYMENT_BLOCKED}, {@code
+ *       TASK_STOPPING_OR_STOPPED}), or on SIGTERM (ECS stopping the task), it asks the JobManager
+ *       for a checkpoint, so the replacement redoes only the time since, and releases.
  *   <li>Errors of the REST API or the agent never end it: it tries again with backoff, keeping the
  *       protection it has until that expires. ECS restarts it if it dies anyway (the task
  *       definition's restart policy).
@@ -39,25 +39,33 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  */
 @Internal
 public final class ScaleInProtection {
-    public static final String USAGE = String.join("\n",
-            "usage: snapshots protect --rest URL [--agent-uri URI] [--taskmanager HOST] [--expires-minutes M] [--renew-seconds S]",
-            "                         [--poll-seconds S]",
-            "",
-            "  --rest URL             the JobManager's REST address",
-            "  --agent-uri URI        the ECS agent endpoint [$ECS_AGENT_URI]",
-            "  --taskmanager HOST     the address this task's TaskManager registers with [this host's address]",
-            "  --expires-minutes M    protection lasts this long unless renewed (1..2880) [10]",
-            "  --renew-seconds S      how often protection is renewed, and a waiting deployment noticed [60]",
-            "  --poll-seconds S       how often the TaskManager's work is checked [10]",
-            "",
-            "Runs until the ECS agent says the task is wanted elsewhere, or SIGTERM: then checkpoints, releases and exits 0.");
+    public static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: snapshots protect --rest URL [--agent-uri URI] [--taskmanager HOST] [--expires-minutes M] [--renew-seconds S]",
+                    "                         [--poll-seconds S]",
+                    "",
+                    "  --rest URL             the JobManager's REST address",
+                    "  --agent-uri URI        the ECS agent endpoint [$ECS_AGENT_URI]",
+                    "  --taskmanager HOST     the address this task's TaskManager registers with [this host's address]",
+                    "  --expires-minutes M    protection lasts this long unless renewed (1..2880) [10]",
+                    "  --renew-seconds S      how often protection is renewed, and a waiting deployment noticed [60]",
+                    "  --poll-seconds S       how often the TaskManager's work is checked [10]",
+                    "",
+                    "Runs until the ECS agent says the task is wanted elsewhere, or SIGTERM: then checkpoints, releases and exits 0.");
 
     /** Reasons with which the agent refuses protection because the task should go. */
     static final List<String> LET_GO = List.of("DEPLOYMENT_BLOCKED", "TASK_STOPPING_OR_STOPPED");
+
     private static final int THROTTLE_ATTEMPTS = 8;
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
-    /** ECS gives a stopping task its stopTimeout (120 s in the deployment): the checkpoint must fit in it. */
+
+    /**
+     * ECS gives a stopping task its stopTimeout (120 s in the deployment): the checkpoint must fit
+     * in it.
+     */
     private static final Duration HAND_OVER_CHECKPOINT = Duration.ofSeconds(90);
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String agent;
@@ -67,16 +75,25 @@ public final class ScaleInProtection {
     private final Duration renewEvery;
     private final Duration poll;
     private final PrintStream out;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(5))
+                    .build();
     private final Random jitter = new Random();
     private final CountDownLatch done = new CountDownLatch(1);
     private volatile boolean stopping;
     private long renewAtNanos;
     private boolean shielded;
 
-    ScaleInProtection(String agentUri, String restUrl, String taskManagerHost, int expiresMinutes, Duration renewEvery,
-            Duration poll, PrintStream out) {
+    ScaleInProtection(
+            String agentUri,
+            String restUrl,
+            String taskManagerHost,
+            int expiresMinutes,
+            Duration renewEvery,
+            Duration poll,
+            PrintStream out) {
         this.agent = agentUri.replaceAll("/+$", "") + "/task-protection/v1/state";
         this.rest = new FlinkRest(restUrl);
         this.taskManagerHost = taskManagerHost;
@@ -88,11 +105,21 @@ public final class ScaleInProtection {
 
     public static int run(String[] args, PrintStream out) throws Exception {
         String agent = System.getenv("ECS_AGENT_URI");
-        Map<String, String> flags = Flags.parse(args, new String[][] {
-            {"rest", ""}, {"agent-uri", agent == null ? "" : agent}, {"taskmanager", InetAddress.getLocalHost().getHostAddress()},
-            {"expires-minutes", "10"}, {"renew-seconds", "60"}, {"poll-seconds", "10"}}, Set.of());
+        Map<String, String> flags =
+                Flags.parse(
+                        args,
+                        new String[][] {
+                            {"rest", ""},
+                            {"agent-uri", agent == null ? "" : agent},
+                            {"taskmanager", InetAddress.getLocalHost().getHostAddress()},
+                            {"expires-minutes", "10"},
+                            {"renew-seconds", "60"},
+                            {"poll-seconds", "10"}
+                        },
+                        Set.of());
         if (flags.get("rest").isEmpty() || flags.get("agent-uri").isEmpty()) {
-            throw new IllegalArgumentException("--rest and --agent-uri (or $ECS_AGENT_URI) are required");
+            throw new IllegalArgumentException(
+                    "--rest and --agent-uri (or $ECS_AGENT_URI) are required");
         }
         int expires = positive(flags, "expires-minutes");
         if (expires > 2880) {
@@ -100,10 +127,21 @@ public final class ScaleInProtection {
         }
         int renew = positive(flags, "renew-seconds");
         if (renew >= expires * 60) {
-            throw new IllegalArgumentException("--renew-seconds must be less than the expiry (" + expires * 60 + " s), got " + renew);
+            throw new IllegalArgumentException(
+                    "--renew-seconds must be less than the expiry ("
+                            + expires * 60
+                            + " s), got "
+                            + renew);
         }
-        ScaleInProtection protection = new ScaleInProtection(flags.get("agent-uri"), flags.get("rest"), flags.get("taskmanager"),
-                expires, Duration.ofSeconds(renew), Duration.ofSeconds(positive(flags, "poll-seconds")), out);
+        ScaleInProtection protection =
+                new ScaleInProtection(
+                        flags.get("agent-uri"),
+                        flags.get("rest"),
+                        flags.get("taskmanager"),
+                        expires,
+                        Duration.ofSeconds(renew),
+                        Duration.ofSeconds(positive(flags, "poll-seconds")),
+                        out);
         Runtime.getRuntime().addShutdownHook(new Thread(protection::terminate, "protect-sigterm"));
         protection.loop();
         return 0;
@@ -112,12 +150,16 @@ public final class ScaleInProtection {
     private static int positive(Map<String, String> flags, String name) {
         String value = flags.get(name);
         if (!value.matches("[1-9]\\d{0,8}")) {
-            throw new IllegalArgumentException("--" + name + " must be a positive whole number, got '" + value + "'");
+            throw new IllegalArgumentException(
+                    "--" + name + " must be a positive whole number, got '" + value + "'");
         }
         return Integer.parseInt(value);
     }
 
-    /** Protects while this TaskManager works; returns once the task has been let go, or on {@link #terminate}. */
+    /**
+     * Protects while this TaskManager works; returns once the task has been let go, or on {@link
+     * #terminate}.
+     */
     void loop() throws InterruptedException {
         Duration backoff = poll;
         while (!stopping) {
@@ -127,8 +169,16 @@ public final class ScaleInProtection {
                 }
                 backoff = poll;
             } catch (IOException | RuntimeException e) {
-                out.println("could not check or set protection (" + e.getMessage() + "); again in " + backoff.toSeconds() + " s");
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+                out.println(
+                        "could not check or set protection ("
+                                + e.getMessage()
+                                + "); again in "
+                                + backoff.toSeconds()
+                                + " s");
+                backoff =
+                        backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0
+                                ? MAX_BACKOFF
+                                : backoff.multipliedBy(2);
             }
             sleep(backoff);
         }
@@ -143,7 +193,8 @@ public final class ScaleInProtection {
         if (!busy) {
             if (shielded) {
                 set(false);
-                out.println("this TaskManager runs no task: protection released, so a scale-in can take it");
+                out.println(
+                        "this TaskManager runs no task: protection released, so a scale-in can take it");
             }
             return false;
         }
@@ -157,12 +208,20 @@ public final class ScaleInProtection {
             return true;
         }
         if (!reason.isEmpty() || answer.has("error")) {
-            out.println("protection not granted: " + answer + "; trying again in " + poll.toSeconds() + " s");
+            out.println(
+                    "protection not granted: "
+                            + answer
+                            + "; trying again in "
+                            + poll.toSeconds()
+                            + " s");
         }
         return false;
     }
 
-    /** ECS is stopping the task (SIGTERM): hand over as when a deployment asks, within the stop timeout. */
+    /**
+     * ECS is stopping the task (SIGTERM): hand over as when a deployment asks, within the stop
+     * timeout.
+     */
     void terminate() {
         if (done.getCount() == 0) {
             return; // already let go
@@ -183,10 +242,20 @@ public final class ScaleInProtection {
         out.println(why + ": checkpointing " + jobs + " before letting go");
         for (String job : jobs) {
             try {
-                out.println("checkpoint " + rest.checkpoint(job, HAND_OVER_CHECKPOINT) + " of job " + job + " completed");
+                out.println(
+                        "checkpoint "
+                                + rest.checkpoint(job, HAND_OVER_CHECKPOINT)
+                                + " of job "
+                                + job
+                                + " completed");
             } catch (IOException e) {
-                out.println("checkpoint of job " + job + " failed (" + e.getMessage() + "): letting go anyway;"
-                        + " the replacement resumes from the previous one");
+                out.println(
+                        "checkpoint of job "
+                                + job
+                                + " failed ("
+                                + e.getMessage()
+                                + "): letting go anyway;"
+                                + " the replacement resumes from the previous one");
             }
         }
         set(false);
@@ -194,7 +263,10 @@ public final class ScaleInProtection {
     }
 
     private List<String> running() throws IOException {
-        return rest.jobStates().entrySet().stream().filter(j -> j.getValue().equals("RUNNING")).map(Map.Entry::getKey).toList();
+        return rest.jobStates().entrySet().stream()
+                .filter(j -> j.getValue().equals("RUNNING"))
+                .map(Map.Entry::getKey)
+                .toList();
     }
 
     /**
@@ -204,7 +276,8 @@ public final class ScaleInProtection {
     private boolean busy() throws IOException {
         JsonNode taskManagers = rest.get("/taskmanagers").path("taskmanagers");
         for (JsonNode tm : taskManagers) {
-            if (taskManagers.size() == 1 || tm.path("path").asText().contains("@" + taskManagerHost + ":")
+            if (taskManagers.size() == 1
+                    || tm.path("path").asText().contains("@" + taskManagerHost + ":")
                     || tm.path("id").asText().startsWith(taskManagerHost)) {
                 return tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt();
             }
@@ -214,36 +287,49 @@ public final class ScaleInProtection {
 
     /**
      * One PUT to the agent, retried with exponential backoff and full jitter while it answers
-     * {@code ThrottlingException}. Renewal comes long before expiry, so a run of throttled
-     * answers never lets protection lapse.
+     * {@code ThrottlingException}. Renewal comes long before expiry, so a run of throttled answers
+     * never lets protection lapse.
      */
     private JsonNode set(boolean enabled) throws IOException {
-        String body = enabled ? "{\"ProtectionEnabled\":true,\"ExpiresInMinutes\":" + expiresMinutes + "}"
-                : "{\"ProtectionEnabled\":false}";
+        String body =
+                enabled
+                        ? "{\"ProtectionEnabled\":true,\"ExpiresInMinutes\":" + expiresMinutes + "}"
+                        : "{\"ProtectionEnabled\":false}";
         for (int attempt = 1; ; attempt++) {
             JsonNode answer = put(body);
-            if (!answer.path("error").path("Code").asText().equals("ThrottlingException") || attempt == THROTTLE_ATTEMPTS) {
+            if (!answer.path("error").path("Code").asText().equals("ThrottlingException")
+                    || attempt == THROTTLE_ATTEMPTS) {
                 if (answer.path("protection").path("ProtectionEnabled").asBoolean(false)) {
                     shielded = true;
                     renewAtNanos = System.nanoTime() + renewEvery.toNanos();
-                    out.println("protected until " + answer.path("protection").path("ExpirationDate").asText() + "; renewing in "
-                            + renewEvery.toSeconds() + " s");
+                    out.println(
+                            "protected until "
+                                    + answer.path("protection").path("ExpirationDate").asText()
+                                    + "; renewing in "
+                                    + renewEvery.toSeconds()
+                                    + " s");
                 } else if (!enabled) {
                     shielded = false;
                 }
                 return answer;
             }
             long backoff = jitter.nextLong(1 + Math.min(30_000, 200L << attempt));
-            out.printf("throttled by the ECS agent (attempt %d); again in %d ms%n", attempt, backoff);
+            out.printf(
+                    "throttled by the ECS agent (attempt %d); again in %d ms%n", attempt, backoff);
             FlinkRest.sleep(backoff);
         }
     }
 
     private JsonNode put(String body) throws IOException {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(agent)).timeout(Duration.ofSeconds(30))
-                    .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(body)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r =
+                    http.send(
+                            HttpRequest.newBuilder(URI.create(agent))
+                                    .timeout(Duration.ofSeconds(30))
+                                    .header("Content-Type", "application/json")
+                                    .PUT(HttpRequest.BodyPublishers.ofString(body))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(r.body().isEmpty() ? "{}" : r.body());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

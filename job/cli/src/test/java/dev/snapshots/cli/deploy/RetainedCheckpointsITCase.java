@@ -25,27 +25,35 @@ import org.junit.jupiter.api.io.TempDir;
  * (subsumed by a JobManager that is still stopping) is passed over for an older one.
  */
 class RetainedCheckpointsITCase {
-    @TempDir
-    Path base;
+    @TempDir Path base;
 
     @Test
-    void theNewestWholeCheckpointIsFoundAcrossIncarnationsAndABrokenOneIsPassedOver() throws Exception {
+    void theNewestWholeCheckpointIsFoundAcrossIncarnationsAndABrokenOneIsPassedOver()
+            throws Exception {
         runWithCheckpoints(base.resolve("jm-old"));
         runWithCheckpoints(base.resolve("jm-new"));
-        StoreSpec root = StoreSpec.parse(RetainedCheckpoints.searchRoot(base.resolve("jm-new").toUri().toString()));
+        StoreSpec root =
+                StoreSpec.parse(
+                        RetainedCheckpoints.searchRoot(base.resolve("jm-new").toUri().toString()));
         String jobId = jobDirectory(base.resolve("jm-new"));
 
-        Optional<RetainedCheckpoints.Retained> newest = RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
+        Optional<RetainedCheckpoints.Retained> newest =
+                RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
         assertThat(newest).as("found").isPresent();
         long newestId = newest.get().checkpointId();
 
-        // The newest loses a state file, as while its JobManager subsumes it: the next older is taken.
+        // The newest loses a state file, as while its JobManager subsumes it: the next older is
+        // taken.
         Path broken = Path.of(URI.create(newest.get().path()));
         try (Stream<Path> files = Files.list(broken)) {
-            Path state = files.filter(p -> !p.getFileName().toString().equals("_metadata")).findFirst().orElseThrow();
+            Path state =
+                    files.filter(p -> !p.getFileName().toString().equals("_metadata"))
+                            .findFirst()
+                            .orElseThrow();
             Files.delete(state);
         }
-        Optional<RetainedCheckpoints.Retained> fallback = RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
+        Optional<RetainedCheckpoints.Retained> fallback =
+                RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
         assertThat(fallback).isPresent();
         assertThat(fallback.get().checkpointId()).isLessThan(newestId);
         assertThat(fallback.get().path()).doesNotContain(broken.getFileName().toString() + "/");
@@ -53,25 +61,47 @@ class RetainedCheckpointsITCase {
 
     @Test
     void theSearchRootIsTheParentOfAnIncarnationsDirectoryOnly() {
-        assertThat(RetainedCheckpoints.searchRoot("s3://b/flink/checkpoints/jm-4f2a/")).isEqualTo("s3://b/flink/checkpoints");
-        assertThat(RetainedCheckpoints.searchRoot("s3://b/flink/checkpoints")).isEqualTo("s3://b/flink/checkpoints");
+        assertThat(RetainedCheckpoints.searchRoot("s3://b/flink/checkpoints/jm-4f2a/"))
+                .isEqualTo("s3://b/flink/checkpoints");
+        assertThat(RetainedCheckpoints.searchRoot("s3://b/flink/checkpoints"))
+                .isEqualTo("s3://b/flink/checkpoints");
     }
 
-    /** Runs the job under one fixed job id, its state in files (none inline), until it has retained three checkpoints. */
+    /**
+     * Runs the job under one fixed job id, its state in files (none inline), until it has retained
+     * three checkpoints.
+     */
     private static void runWithCheckpoints(Path dir) throws Exception {
         Configuration conf = new Configuration();
         conf.setString("state.checkpoint-storage", "filesystem");
         conf.setString("state.checkpoints.dir", dir.toUri().toString());
         conf.setString("state.checkpoints.num-retained", "3");
         conf.setString("state.storage.fs.memory-threshold", "0");
-        conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        conf.setString(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
         conf.setString("$internal.pipeline.job-id", "0123456789abcdef0123456789abcdef");
-        JobConfig config = JobConfig.parse(new String[] {"--store", StoreKind.FILESYSTEM.fresh().uri().toString(), "--windows", "0",
-            "--events-per-second", "500", "--checkpoint-interval", "200ms", "--parallelism", "1"});
-        JobClient job = SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
+        JobConfig config =
+                JobConfig.parse(
+                        new String[] {
+                            "--store",
+                            StoreKind.FILESYSTEM.fresh().uri().toString(),
+                            "--windows",
+                            "0",
+                            "--events-per-second",
+                            "500",
+                            "--checkpoint-interval",
+                            "200ms",
+                            "--parallelism",
+                            "1"
+                        });
+        JobClient job =
+                SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
         while (checkpoints(dir) < 3) {
-            assertThat(System.nanoTime()).as("three checkpoints under %s", dir).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("three checkpoints under %s", dir)
+                    .isLessThan(deadline);
             Thread.sleep(100);
         }
         job.cancel().get(1, TimeUnit.MINUTES);

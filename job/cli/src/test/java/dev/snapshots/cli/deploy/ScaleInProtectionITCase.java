@@ -45,21 +45,26 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The scale-in protection sidecar against a local stand-in of the ECS agent's task-protection
  * endpoint (the only part here that is not real: there is no ECS agent off ECS) and a real Flink
  * job's REST API: it protects with an expiry while its TaskManager works, renews, rides out
- * throttling and a REST API that is down, lets an idle TaskManager go, and when told the task
- * must go, or on SIGTERM, it takes a checkpoint before it releases protection.
+ * throttling and a REST API that is down, lets an idle TaskManager go, and when told the task must
+ * go, or on SIGTERM, it takes a checkpoint before it releases protection.
  */
 class ScaleInProtectionITCase {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(4)
-            .build());
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
 
-    private static final String GRANTED = "{\"protection\":{\"ExpirationDate\":\"2026-11-30T12:00:00Z\",\"ProtectionEnabled\":true,"
-            + "\"TaskArn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\"}}";
-    private static final String RELEASED = "{\"protection\":{\"ExpirationDate\":null,\"ProtectionEnabled\":false}}";
-    private static final String THROTTLED = "{\"requestID\":\"r\",\"error\":{\"Arn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\","
-            + "\"Code\":\"ThrottlingException\",\"Message\":\"Rate exceeded\"}}";
+    private static final String GRANTED =
+            "{\"protection\":{\"ExpirationDate\":\"2026-11-30T12:00:00Z\",\"ProtectionEnabled\":true,"
+                    + "\"TaskArn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\"}}";
+    private static final String RELEASED =
+            "{\"protection\":{\"ExpirationDate\":null,\"ProtectionEnabled\":false}}";
+    private static final String THROTTLED =
+            "{\"requestID\":\"r\",\"error\":{\"Arn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\","
+                    + "\"Code\":\"ThrottlingException\",\"Message\":\"Rate exceeded\"}}";
 
     /** What the stand-in received, in order, with when. */
     private record Call(long atMillis, String body) {}
@@ -71,15 +76,26 @@ class ScaleInProtectionITCase {
     @BeforeEach
     void startAgent() throws IOException {
         agent = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 8);
-        agent.createContext("/task-protection/v1/state", exchange -> {
-            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-            calls.add(new Call(System.currentTimeMillis(), exchange.getRequestMethod() + " " + body));
-            String answer;
-            synchronized (answers) {
-                answer = body.contains("\"ProtectionEnabled\":false") ? RELEASED : answers.isEmpty() ? GRANTED : answers.poll();
-            }
-            respond(exchange, 200, answer);
-        });
+        agent.createContext(
+                "/task-protection/v1/state",
+                exchange -> {
+                    String body =
+                            new String(
+                                    exchange.getRequestBody().readAllBytes(),
+                                    StandardCharsets.UTF_8);
+                    calls.add(
+                            new Call(
+                                    System.currentTimeMillis(),
+                                    exchange.getRequestMethod() + " " + body));
+                    String answer;
+                    synchronized (answers) {
+                        answer =
+                                body.contains("\"ProtectionEnabled\":false")
+                                        ? RELEASED
+                                        : answers.isEmpty() ? GRANTED : answers.poll();
+                    }
+                    respond(exchange, 200, answer);
+                });
         agent.start();
     }
 
@@ -90,8 +106,8 @@ class ScaleInProtectionITCase {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"DEPLOYMENT_BLOCKED", "TASK_STOPPING_OR_STOPPED"})
-    void protectsRenewsRidesOutThrottlingAndCheckpointsBeforeLettingGo(String reason, @InjectClusterClient ClusterClient<?> client)
-            throws Exception {
+    void protectsRenewsRidesOutThrottlingAndCheckpointsBeforeLettingGo(
+            String reason, @InjectClusterClient ClusterClient<?> client) throws Exception {
         JobClient job = startJob();
         String jobId = job.getJobID().toHexString();
         FlinkRest rest = new FlinkRest(client.getWebInterfaceURL());
@@ -106,16 +122,29 @@ class ScaleInProtectionITCase {
 
         List<String> bodies = calls.stream().map(Call::body).toList();
         assertThat(bodies).as("every request is a PUT").allMatch(b -> b.startsWith("PUT "));
-        assertThat(bodies).as("throttled, granted, renewed, throttled twice, refused with " + reason + ", released").hasSize(7);
-        assertThat(bodies.subList(0, 6)).as("protection always carries an expiry")
-                .allMatch(b -> b.contains("\"ProtectionEnabled\":true") && b.contains("\"ExpiresInMinutes\":10"));
+        assertThat(bodies)
+                .as(
+                        "throttled, granted, renewed, throttled twice, refused with "
+                                + reason
+                                + ", released")
+                .hasSize(7);
+        assertThat(bodies.subList(0, 6))
+                .as("protection always carries an expiry")
+                .allMatch(
+                        b ->
+                                b.contains("\"ProtectionEnabled\":true")
+                                        && b.contains("\"ExpiresInMinutes\":10"));
         assertThat(bodies.get(6)).contains("\"ProtectionEnabled\":false");
         assertCheckpointBetween(rest, jobId, calls.get(5).atMillis(), calls.get(6).atMillis());
     }
 
-    /** A REST API down for 30 s (a JobManager restarting) is waited out; the sidecar lives on and hands over afterwards. */
+    /**
+     * A REST API down for 30 s (a JobManager restarting) is waited out; the sidecar lives on and
+     * hands over afterwards.
+     */
     @Test
-    void aRestApiDownForThirtySecondsIsWaitedOut(@InjectClusterClient ClusterClient<?> client) throws Exception {
+    void aRestApiDownForThirtySecondsIsWaitedOut(@InjectClusterClient ClusterClient<?> client)
+            throws Exception {
         JobClient job = startJob();
         String jobId = job.getJobID().toHexString();
         FlinkRest rest = new FlinkRest(client.getWebInterfaceURL());
@@ -124,15 +153,26 @@ class ScaleInProtectionITCase {
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<?> running = pool.submit(() -> {
-                new ScaleInProtection(agentUri(), gate.url(), "", 10, Duration.ofSeconds(1), Duration.ofMillis(200),
-                        new PrintStream(log, true, StandardCharsets.UTF_8)).loop();
-                return null;
-            });
+            Future<?> running =
+                    pool.submit(
+                            () -> {
+                                new ScaleInProtection(
+                                                agentUri(),
+                                                gate.url(),
+                                                "",
+                                                10,
+                                                Duration.ofSeconds(1),
+                                                Duration.ofMillis(200),
+                                                new PrintStream(log, true, StandardCharsets.UTF_8))
+                                        .loop();
+                                return null;
+                            });
             awaitCalls(1);
             gate.close();
             Thread.sleep(30_000);
-            assertThat(running.isDone()).as("the sidecar is still running after 30 s without the REST API").isFalse();
+            assertThat(running.isDone())
+                    .as("the sidecar is still running after 30 s without the REST API")
+                    .isFalse();
             int beforeReopen = calls.size();
             synchronized (answers) {
                 answers.add(letGo("DEPLOYMENT_BLOCKED"));
@@ -141,8 +181,11 @@ class ScaleInProtectionITCase {
             gate.open();
             running.get(2, TimeUnit.MINUTES);
 
-            assertThat(log.toString(StandardCharsets.UTF_8)).contains("could not check or set protection");
-            assertThat(calls.size()).as("renewed after the REST API came back, then released").isGreaterThan(beforeReopen + 1);
+            assertThat(log.toString(StandardCharsets.UTF_8))
+                    .contains("could not check or set protection");
+            assertThat(calls.size())
+                    .as("renewed after the REST API came back, then released")
+                    .isGreaterThan(beforeReopen + 1);
             assertThat(calls.get(calls.size() - 1).body()).contains("\"ProtectionEnabled\":false");
             assertCheckpointBetween(rest, jobId, reopened, calls.get(calls.size() - 1).atMillis());
         } finally {
@@ -152,24 +195,45 @@ class ScaleInProtectionITCase {
         }
     }
 
-    /** ECS stops a task with SIGTERM: the real command, in its own JVM, checkpoints and releases before it exits. */
+    /**
+     * ECS stops a task with SIGTERM: the real command, in its own JVM, checkpoints and releases
+     * before it exits.
+     */
     @Test
-    void sigtermCheckpointsAndReleases(@InjectClusterClient ClusterClient<?> client) throws Exception {
+    void sigtermCheckpointsAndReleases(@InjectClusterClient ClusterClient<?> client)
+            throws Exception {
         JobClient job = startJob();
         String jobId = job.getJobID().toHexString();
         FlinkRest rest = new FlinkRest(client.getWebInterfaceURL());
         awaitRunning(rest, jobId);
-        Process sidecar = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m", "-cp",
-                System.getProperty("java.class.path"), "dev.snapshots.cli.Cli", "protect", "--rest", client.getWebInterfaceURL(),
-                "--agent-uri", agentUri(), "--renew-seconds", "1", "--poll-seconds", "1")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process sidecar =
+                new ProcessBuilder(
+                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                                "-Xmx128m",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                "dev.snapshots.cli.Cli",
+                                "protect",
+                                "--rest",
+                                client.getWebInterfaceURL(),
+                                "--agent-uri",
+                                agentUri(),
+                                "--renew-seconds",
+                                "1",
+                                "--poll-seconds",
+                                "1")
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                        .start();
         try {
             awaitCalls(1);
             long sigterm = System.currentTimeMillis();
             sidecar.destroy(); // SIGTERM
             assertThat(sidecar.waitFor(2, TimeUnit.MINUTES)).as("the sidecar exited").isTrue();
 
-            assertThat(calls.get(calls.size() - 1).body()).as("its last word released protection").contains("\"ProtectionEnabled\":false");
+            assertThat(calls.get(calls.size() - 1).body())
+                    .as("its last word released protection")
+                    .contains("\"ProtectionEnabled\":false");
             assertCheckpointBetween(rest, jobId, sigterm, calls.get(calls.size() - 1).atMillis());
         } finally {
             sidecar.destroyForcibly();
@@ -177,16 +241,22 @@ class ScaleInProtectionITCase {
         }
     }
 
-    /** Protection only while the TaskManager works: none while it idles, released when its job ends, so a scale-in can take it. */
+    /**
+     * Protection only while the TaskManager works: none while it idles, released when its job ends,
+     * so a scale-in can take it.
+     */
     @Test
-    void anIdleTaskManagerIsNotProtectedSoAScaleInCanTakeIt(@InjectClusterClient ClusterClient<?> client) throws Exception {
+    void anIdleTaskManagerIsNotProtectedSoAScaleInCanTakeIt(
+            @InjectClusterClient ClusterClient<?> client) throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         ScaleInProtection protection = sidecar(client.getWebInterfaceURL());
         try {
-            Future<?> running = pool.submit(() -> {
-                protection.loop();
-                return null;
-            });
+            Future<?> running =
+                    pool.submit(
+                            () -> {
+                                protection.loop();
+                                return null;
+                            });
             Thread.sleep(2_000);
             assertThat(calls).as("no job, no protection").isEmpty();
 
@@ -196,7 +266,9 @@ class ScaleInProtectionITCase {
             job.cancel().get();
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
             while (!calls.get(calls.size() - 1).body().contains("\"ProtectionEnabled\":false")) {
-                assertThat(System.nanoTime()).as("released once the job ended").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("released once the job ended")
+                        .isLessThan(deadline);
                 Thread.sleep(100);
             }
             assertThat(running.isDone()).as("it keeps watching, for the next job").isFalse();
@@ -207,14 +279,35 @@ class ScaleInProtectionITCase {
     }
 
     private ScaleInProtection sidecar(String rest) {
-        return new ScaleInProtection(agentUri(), rest, "", 10, Duration.ofSeconds(1), Duration.ofMillis(200),
+        return new ScaleInProtection(
+                agentUri(),
+                rest,
+                "",
+                10,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(200),
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
     }
 
-    /** A job that runs until stopped, checkpointing only when asked (the periodic interval is an hour). */
+    /**
+     * A job that runs until stopped, checkpointing only when asked (the periodic interval is an
+     * hour).
+     */
     private static JobClient startJob() throws Exception {
-        JobConfig config = JobConfig.parse(new String[] {"--store", StoreKind.FILESYSTEM.fresh().uri().toString(),
-            "--windows", "0", "--events-per-second", "200", "--checkpoint-interval", "1h", "--parallelism", "2"});
+        JobConfig config =
+                JobConfig.parse(
+                        new String[] {
+                            "--store",
+                            StoreKind.FILESYSTEM.fresh().uri().toString(),
+                            "--windows",
+                            "0",
+                            "--events-per-second",
+                            "200",
+                            "--checkpoint-interval",
+                            "1h",
+                            "--parallelism",
+                            "2"
+                        });
         return SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     }
 
@@ -223,7 +316,9 @@ class ScaleInProtectionITCase {
     }
 
     private static String letGo(String reason) {
-        return "{\"failure\":{\"Arn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\",\"Detail\":null,\"Reason\":\"" + reason + "\"}}";
+        return "{\"failure\":{\"Arn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\",\"Detail\":null,\"Reason\":\""
+                + reason
+                + "\"}}";
     }
 
     private void awaitCalls(int n) throws InterruptedException {
@@ -234,11 +329,17 @@ class ScaleInProtectionITCase {
         }
     }
 
-    private static void assertCheckpointBetween(FlinkRest rest, String jobId, long from, long to) throws IOException {
+    private static void assertCheckpointBetween(FlinkRest rest, String jobId, long from, long to)
+            throws IOException {
         var checkpoints = rest.get("/jobs/" + jobId + "/checkpoints");
-        assertThat(checkpoints.path("counts").path("completed").asInt()).as("exactly the checkpoint asked for").isEqualTo(1);
-        long triggered = checkpoints.path("latest").path("completed").path("trigger_timestamp").asLong();
-        assertThat(triggered).as("the checkpoint was taken after the signal and before the release").isBetween(from, to);
+        assertThat(checkpoints.path("counts").path("completed").asInt())
+                .as("exactly the checkpoint asked for")
+                .isEqualTo(1);
+        long triggered =
+                checkpoints.path("latest").path("completed").path("trigger_timestamp").asLong();
+        assertThat(triggered)
+                .as("the checkpoint was taken after the signal and before the release")
+                .isBetween(from, to);
     }
 
     private static void awaitRunning(FlinkRest rest, String jobId) throws Exception {
@@ -258,7 +359,10 @@ class ScaleInProtectionITCase {
         }
     }
 
-    /** The REST API behind a switch: forwarded while open, 503 while closed (a JobManager restarting). */
+    /**
+     * The REST API behind a switch: forwarded while open, 503 while closed (a JobManager
+     * restarting).
+     */
     private static final class RestGate {
         private final HttpServer server;
         private final HttpClient http = HttpClient.newHttpClient();
@@ -266,27 +370,37 @@ class ScaleInProtectionITCase {
 
         RestGate(String target) throws IOException {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 8);
-            server.createContext("/", exchange -> {
-                if (!open) {
-                    respond(exchange, 503, "{\"errors\":[\"down\"]}");
-                    return;
-                }
-                try (InputStream in = exchange.getRequestBody()) {
-                    byte[] body = in.readAllBytes();
-                    HttpRequest.Builder forward = HttpRequest.newBuilder(URI.create(target + exchange.getRequestURI()))
-                            .method(exchange.getRequestMethod(), body.length == 0 ? HttpRequest.BodyPublishers.noBody()
-                                    : HttpRequest.BodyPublishers.ofByteArray(body));
-                    String type = exchange.getRequestHeaders().getFirst("Content-Type");
-                    if (type != null) {
-                        forward.header("Content-Type", type);
-                    }
-                    HttpResponse<String> r = http.send(forward.build(), HttpResponse.BodyHandlers.ofString());
-                    respond(exchange, r.statusCode(), r.body());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    respond(exchange, 500, "{}");
-                }
-            });
+            server.createContext(
+                    "/",
+                    exchange -> {
+                        if (!open) {
+                            respond(exchange, 503, "{\"errors\":[\"down\"]}");
+                            return;
+                        }
+                        try (InputStream in = exchange.getRequestBody()) {
+                            byte[] body = in.readAllBytes();
+                            HttpRequest.Builder forward =
+                                    HttpRequest.newBuilder(
+                                                    URI.create(target + exchange.getRequestURI()))
+                                            .method(
+                                                    exchange.getRequestMethod(),
+                                                    body.length == 0
+                                                            ? HttpRequest.BodyPublishers.noBody()
+                                                            : HttpRequest.BodyPublishers
+                                                                    .ofByteArray(body));
+                            String type = exchange.getRequestHeaders().getFirst("Content-Type");
+                            if (type != null) {
+                                forward.header("Content-Type", type);
+                            }
+                            HttpResponse<String> r =
+                                    http.send(
+                                            forward.build(), HttpResponse.BodyHandlers.ofString());
+                            respond(exchange, r.statusCode(), r.body());
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            respond(exchange, 500, "{}");
+                        }
+                    });
             server.start();
         }
 

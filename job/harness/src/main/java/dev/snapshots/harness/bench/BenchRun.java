@@ -1,17 +1,17 @@
 package dev.snapshots.harness.bench;
 
+import dev.snapshots.format.PartEncoding;
+import dev.snapshots.format.RowFormat;
 import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.SnapshotPipeline;
+import dev.snapshots.job.Sources;
 import dev.snapshots.job.WindowAggregate;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
-import dev.snapshots.job.Sources;
 import dev.snapshots.job.ingest.Ingested;
-import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.job.source.IndexedSource;
 import dev.snapshots.job.source.RawRecord;
-import dev.snapshots.format.PartEncoding;
-import dev.snapshots.format.RowFormat;
+import dev.snapshots.job.source.TelemetryGenerator;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.LongStream;
 import org.apache.avro.generic.GenericRecord;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -49,28 +50,41 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  * (generator, parse, watermarks, five-minute windows, per-key aggregates) ending in one of three
  * sinks. Writes one JSON document of what it measured.
  *
- * <pre>java -cp ... dev.snapshots.harness.bench.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY [MAX_DRIFT]</pre>
+ * <pre>
+ * java -cp ... dev.snapshots.harness.bench.BenchRun SINK EVENTS KEYS BUCKETS STORE_URI ENDPOINT RESULT_FILE CHECKPOINT_INTERVAL PUBLISH_CONCURRENCY [MAX_DRIFT]
+ * </pre>
  *
  * <p>With MAX_DRIFT, a catch-up: the input is {@value #LANES} splits over the same hours of event
  * time whose densities go 1 to {@value #LANES} times a base, all read from the start as a backlog:
  * a reader takes a record from each split in turn, so the sparse ones race ahead in event time.
  * MAX_DRIFT is the watermark alignment ({@code 0s}: none).
  */
+@Internal
 public final class BenchRun {
     /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
-    enum Sink { DISCARDING, FILESINK, OURS }
+    enum Sink {
+        DISCARDING,
+        FILESINK,
+        OURS
+    }
 
     static final int PARALLELISM = 2;
     static final int WINDOWS_MINIMUM = 4;
+
     /**
-     * Throughput is measured between the moments both generator splits passed 20% and 90% of
-     * their records: a job runs for days, so neither the JIT's warm-up (seconds of compilation on
-     * 2 cores) nor the final flush belongs in its rate. The whole run's rate is reported too.
+     * Throughput is measured between the moments both generator splits passed 20% and 90% of their
+     * records: a job runs for days, so neither the JIT's warm-up (seconds of compilation on 2
+     * cores) nor the final flush belongs in its rate. The whole run's rate is reported too.
      */
     static final double STEADY_FROM = 0.2;
+
     static final double STEADY_TO = 0.9;
-    /** Per split: when it passed {@link #STEADY_FROM}, when it passed {@link #STEADY_TO} (nanoTime). */
+
+    /**
+     * Per split: when it passed {@link #STEADY_FROM}, when it passed {@link #STEADY_TO} (nanoTime).
+     */
     static final AtomicLongArray MARKS = new AtomicLongArray(2 * PARALLELISM);
+
     /** Splits of a catch-up run: densities differ tenfold. */
     static final int LANES = 10;
 
@@ -90,40 +104,84 @@ public final class BenchRun {
         // A catch-up checkpoints every 2 s, so its state is sampled often enough to see it grow.
         String interval = maxDrift == null ? checkpointInterval : "2s";
 
-        // Enough events per window that nearly every key appears in each: twice the keys. A catch-up
-        // spreads its events over many windows instead, its densest split at twice the keys.
+        // Enough events per window that nearly every key appears in each: twice the keys. A
+        // catch-up spreads its events over many windows instead, its densest split at twice the
+        // keys.
         long perWindow = maxDrift != null ? 2L * keys : Math.max(2L * keys, events / 40);
         long windows = Math.max(WINDOWS_MINIMUM, events / perWindow);
-        List<String> flags = new ArrayList<>(List.of("--store", sink == Sink.OURS ? storeUri : "file:///unused",
-                "--windows", Long.toString(windows), "--events-per-window", Long.toString(perWindow), "--keys", Integer.toString(keys),
-                "--buckets", Integer.toString(buckets), "--bad-every", "0", "--late-every", "0", "--checkpoint-interval", interval,
-                "--publish-concurrency", publishConcurrency, "--max-drift", maxDrift == null ? "5m" : maxDrift,
-                "--parallelism", Integer.toString(PARALLELISM)));
+        List<String> flags =
+                new ArrayList<>(
+                        List.of(
+                                "--store",
+                                sink == Sink.OURS ? storeUri : "file:///unused",
+                                "--windows",
+                                Long.toString(windows),
+                                "--events-per-window",
+                                Long.toString(perWindow),
+                                "--keys",
+                                Integer.toString(keys),
+                                "--buckets",
+                                Integer.toString(buckets),
+                                "--bad-every",
+                                "0",
+                                "--late-every",
+                                "0",
+                                "--checkpoint-interval",
+                                interval,
+                                "--publish-concurrency",
+                                publishConcurrency,
+                                "--max-drift",
+                                maxDrift == null ? "5m" : maxDrift,
+                                "--parallelism",
+                                Integer.toString(PARALLELISM)));
         if (sink == Sink.OURS && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));
         }
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
         Lanes lanes = new Lanes(config, events);
-        long total = maxDrift == null ? Sources.generatorCount(config) / 2 * 2 : lanes.total(); // the generator's splits are exact halves
+        long total =
+                maxDrift == null
+                        ? Sources.generatorCount(config) / 2 * 2
+                        : lanes.total(); // the generator's splits are exact halves
 
         Configuration conf = SnapshotJob.embeddedConfiguration();
-        conf.setString("metrics.reporter.bench.factory.class", BenchReporter.Factory.class.getName());
-        if (!endpoint.isEmpty()) { // FileSink's s3a:// (the Hadoop S3 plugin) against the same S3Proxy
+        conf.setString(
+                "metrics.reporter.bench.factory.class", BenchMetrics.Factory.class.getName());
+        if (!endpoint
+                .isEmpty()) { // FileSink's s3a:// (the Hadoop S3 plugin) against the same S3Proxy
             conf.setString("s3.endpoint", endpoint);
             conf.setString("s3.path.style.access", "true");
             conf.setString("s3.access-key", "local");
             conf.setString("s3.secret-key", "local");
         }
-        FileSystem.initialize(conf, PluginUtils.createPluginManagerFromRootFolder(conf)); // s3a:// for FileSink on S3
+        FileSystem.initialize(
+                conf,
+                PluginUtils.createPluginManagerFromRootFolder(conf)); // s3a:// for FileSink on S3
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(PARALLELISM);
         env.setMaxParallelism(SnapshotPipeline.MAX_PARALLELISM);
         env.enableCheckpointing(config.get(JobOptions.CHECKPOINT_INTERVAL).toMillis());
 
-        DataStream<Ingested> judged = maxDrift == null
-                ? Sources.indexed(env, config, new Interleaved(Sources.generatorFunction(config), total), total, PARALLELISM, null, "generator")
-                : Sources.indexed(env, config, new IndexedSource<>(lanes, lanes.sizes, Sources.judge(config),
-                        TypeInformation.of(Ingested.class), null), "generator");
+        DataStream<Ingested> judged =
+                maxDrift == null
+                        ? Sources.indexed(
+                                env,
+                                config,
+                                new Interleaved(Sources.generatorFunction(config), total),
+                                total,
+                                PARALLELISM,
+                                null,
+                                "generator")
+                        : Sources.indexed(
+                                env,
+                                config,
+                                new IndexedSource<>(
+                                        lanes,
+                                        lanes.sizes,
+                                        Sources.judge(config),
+                                        TypeInformation.of(Ingested.class),
+                                        null),
+                                "generator");
         SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, judged);
         streams.rejected().sinkTo(new DiscardingSink<>());
         WindowAggregate.Format format = new WindowAggregate.Format();
@@ -132,17 +190,26 @@ public final class BenchRun {
                 streams.aggregates().sinkTo(new DiscardingSink<>()).name("discarding");
                 break;
             case FILESINK:
-                streams.aggregates().sinkTo(FileSink.forBulkFormat(new org.apache.flink.core.fs.Path(storeUri), parquet(format))
-                        .withBucketAssigner(new ByWindow()).build()).name("filesink");
+                streams.aggregates()
+                        .sinkTo(
+                                FileSink.forBulkFormat(
+                                                new org.apache.flink.core.fs.Path(storeUri),
+                                                parquet(format))
+                                        .withBucketAssigner(new ByWindow())
+                                        .build())
+                        .name("filesink");
                 break;
             default:
-                SnapshotPipeline.sink(config, format, buckets).build().assemble(streams.aggregates());
+                SnapshotPipeline.sink(config, format, buckets)
+                        .build()
+                        .assemble(streams.aggregates());
         }
 
         MemorySampler memory = new MemorySampler();
         memory.start();
         JobClient job = env.executeAsync("bench " + sink);
-        while (job.getJobStatus().get() != JobStatus.RUNNING && !job.getJobStatus().get().isTerminalState()) {
+        while (job.getJobStatus().get() != JobStatus.RUNNING
+                && !job.getJobStatus().get().isTerminalState()) {
             Thread.sleep(20);
         }
         long started = System.nanoTime();
@@ -150,7 +217,8 @@ public final class BenchRun {
         double seconds = (System.nanoTime() - started) / 1e9;
         memory.interrupt();
         memory.sample();
-        double steadySeconds = (Math.max(MARKS.get(1), MARKS.get(3)) - Math.max(MARKS.get(0), MARKS.get(2))) / 1e9;
+        double steadySeconds =
+                (Math.max(MARKS.get(1), MARKS.get(3)) - Math.max(MARKS.get(0), MARKS.get(2))) / 1e9;
 
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("sink", sink.name().toLowerCase(Locale.ROOT));
@@ -159,10 +227,19 @@ public final class BenchRun {
         out.put("keys", keys);
         out.put("buckets", buckets);
         out.put("seconds", seconds);
-        out.put("eventsPerSecond", maxDrift == null ? (STEADY_TO - STEADY_FROM) * total / steadySeconds : total / seconds);
+        out.put(
+                "eventsPerSecond",
+                maxDrift == null
+                        ? (STEADY_TO - STEADY_FROM) * total / steadySeconds
+                        : total / seconds);
         out.put("eventsPerSecondOverall", total / seconds);
-        out.put("commitMillis", BenchReporter.COMMITS.values().stream().flatMapToLong(LongStream::of).sorted().toArray());
-        out.put("assembledPerSubtask", BenchReporter.ASSEMBLED);
+        out.put(
+                "commitMillis",
+                BenchMetrics.COMMITS.values().stream()
+                        .flatMapToLong(LongStream::of)
+                        .sorted()
+                        .toArray());
+        out.put("assembledPerSubtask", BenchMetrics.ASSEMBLED);
         out.put("peakRssBytes", peakRss());
         out.put("oldGenBytes", memory.oldGen());
         out.put("checkpointBytes", memory.checkpointed());
@@ -202,8 +279,8 @@ public final class BenchRun {
 
     /**
      * A catch-up's input: split k (of {@value #LANES}) is a stream of its own with k + 1 tenths of
-     * the configured events per window, all over the same windows: as many windows as
-     * {@code events} fill at the sum of those densities.
+     * the configured events per window, all over the same windows: as many windows as {@code
+     * events} fill at the sum of those densities.
      */
     static final class Lanes implements GeneratorFunction<Long, RawRecord> {
         private final TelemetryGenerator[] lanes = new TelemetryGenerator[LANES];
@@ -216,9 +293,17 @@ public final class BenchRun {
             this.windows = Math.max(WINDOWS_MINIMUM, events / (perWindow * (LANES + 1) / 2));
             for (int k = 0; k < LANES; k++) {
                 int density = (int) Math.max(1, perWindow * (k + 1) / LANES);
-                lanes[k] = new TelemetryGenerator(c.start().toEpochMilli(), c.get(JobOptions.SEED) + k, (int) c.get(JobOptions.KEYS),
-                        c.windowLength().toMillis(), density, 0, 0, c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
-                        (int) c.get(JobOptions.MAX_RECORD_BYTES));
+                lanes[k] =
+                        new TelemetryGenerator(
+                                c.start().toEpochMilli(),
+                                c.get(JobOptions.SEED) + k,
+                                (int) c.get(JobOptions.KEYS),
+                                c.windowLength().toMillis(),
+                                density,
+                                0,
+                                0,
+                                c.get(JobOptions.OUT_OF_ORDERNESS).toMillis(),
+                                (int) c.get(JobOptions.MAX_RECORD_BYTES));
                 sizes[k] = windows * density;
                 starts[k] = k == 0 ? 0 : starts[k - 1] + sizes[k - 1];
             }
@@ -311,7 +396,7 @@ public final class BenchRun {
                 }
             }
             oldGen.add(used);
-            Gauge<?> size = BenchReporter.lastCheckpointSize;
+            Gauge<?> size = BenchMetrics.lastCheckpointSize;
             if (size != null && size.getValue() instanceof Number n && n.longValue() > 0) {
                 checkpointed.add(n.longValue());
             }

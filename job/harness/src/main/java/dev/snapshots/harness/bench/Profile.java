@@ -30,7 +30,8 @@ final class Profile {
         Map<String, Integer> threads = new TreeMap<>();
         int samples = 0;
         for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
-            if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) {
+            if (!e.getEventType().getName().equals("jdk.ExecutionSample")
+                    || e.getStackTrace() == null) {
                 continue;
             }
             List<RecordedFrame> frames = e.getStackTrace().getFrames();
@@ -40,10 +41,22 @@ final class Profile {
             samples++;
             top.merge(name(frames.get(0)), 1, Integer::sum);
             threads.merge(task(e.getThread("sampledThread")), 1, Integer::sum);
-            frames.stream().filter(f -> f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
+            frames.stream()
+                    .filter(f -> f.getMethod().getType().getName().startsWith("dev.snapshots."))
+                    .findFirst()
                     .ifPresent(f -> ours.merge(name(f), 1, Integer::sum));
-            frames.stream().filter(f -> !f.getMethod().getType().getName().startsWith("dev.snapshots.job.")
-                    && f.getMethod().getType().getName().startsWith("dev.snapshots.")).findFirst()
+            frames.stream()
+                    .filter(
+                            f ->
+                                    !f.getMethod()
+                                                    .getType()
+                                                    .getName()
+                                                    .startsWith("dev.snapshots.job.")
+                                            && f.getMethod()
+                                                    .getType()
+                                                    .getName()
+                                                    .startsWith("dev.snapshots."))
+                    .findFirst()
                     .ifPresent(f -> sink.merge(name(f), 1, Integer::sum));
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -55,7 +68,9 @@ final class Profile {
         return out;
     }
 
-    /** A thread's name without its subtask and attempt ("(1/2)#0"): a Flink task's subtasks add up. */
+    /**
+     * A thread's name without its subtask and attempt ("(1/2)#0"): a Flink task's subtasks add up.
+     */
     private static String task(RecordedThread t) {
         String name = t == null || t.getJavaName() == null ? "?" : t.getJavaName();
         return name.replaceAll(" \\(\\d+/\\d+\\)#\\d+$", "");
@@ -67,8 +82,15 @@ final class Profile {
 
     private static Map<String, Double> shares(Map<String, Integer> counts, int samples) {
         Map<String, Double> out = new LinkedHashMap<>();
-        counts.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(TOP)
-                .forEach(e -> out.put(e.getKey(), Math.round(1000.0 * e.getValue() / Math.max(1, samples)) / 10.0));
+        counts.entrySet().stream()
+                .sorted((a, b) -> b.getValue() - a.getValue())
+                .limit(TOP)
+                .forEach(
+                        e ->
+                                out.put(
+                                        e.getKey(),
+                                        Math.round(1000.0 * e.getValue() / Math.max(1, samples))
+                                                / 10.0));
         return out;
     }
 }

@@ -22,9 +22,9 @@ import software.amazon.awssdk.services.kinesis.model.StreamDescriptionSummary;
 import software.amazon.awssdk.services.kinesis.model.StreamStatus;
 
 /**
- * A real Kinesis endpoint on 127.0.0.1: kinesalite 3.3.3 (in memory) behind {@code kinesis-shim.js},
- * two Node processes started from {@code deploy/kinesalite} ({@code npm ci} there on first use).
- * The local cluster, the chaos harness and the tests all start it through here.
+ * A real Kinesis endpoint on 127.0.0.1: kinesalite 3.3.3 (in memory) behind {@code
+ * kinesis-shim.js}, two Node processes started from {@code deploy/kinesalite} ({@code npm ci} there
+ * on first use). The local cluster, the chaos harness and the tests all start it through here.
  *
  * <p>The shim exists because kinesalite ignores {@code StreamARN}, the only stream identifier the
  * Flink connector's KinesisStreamsSource sends; the shim adds the matching {@code StreamName}.
@@ -32,13 +32,17 @@ import software.amazon.awssdk.services.kinesis.model.StreamStatus;
  * <p>kinesalite speaks JSON, not CBOR: loading this class sets {@code aws.cborEnabled=false}, which
  * the AWS SDK v2 (the connector's shaded copy included) reads when a client is built.
  *
- * <p>Streams live in account {@value #ACCOUNT_ID}, region us-east-1; ARNs look like
- * {@code arn:aws:kinesis:us-east-1:000000000000:stream/NAME}.
+ * <p>Streams live in account {@value #ACCOUNT_ID}, region us-east-1; ARNs look like {@code
+ * arn:aws:kinesis:us-east-1:000000000000:stream/NAME}.
  */
 @Internal
 public final class Kinesalite {
-    /** kinesalite's default account ("0000-0000-0000" minus the dashes); pinned through AWS_ACCOUNT_ID. */
+    /**
+     * kinesalite's default account ("0000-0000-0000" minus the dashes); pinned through
+     * AWS_ACCOUNT_ID.
+     */
     public static final String ACCOUNT_ID = "000000000000";
+
     public static final String REGION = "us-east-1";
 
     private static final Duration STARTUP = Duration.ofSeconds(60);
@@ -59,8 +63,8 @@ public final class Kinesalite {
     }
 
     /**
-     * Starts kinesalite and its shim from {@code repoRoot/deploy/kinesalite}, logging into
-     * {@code logs}. The processes outlive this JVM unless {@link #stop()} is called.
+     * Starts kinesalite and its shim from {@code repoRoot/deploy/kinesalite}, logging into {@code
+     * logs}. The processes outlive this JVM unless {@link #stop()} is called.
      */
     public static Kinesalite start(Path repoRoot, Path logs) throws IOException {
         Path dir = repoRoot.resolve("deploy/kinesalite").toAbsolutePath().normalize();
@@ -68,18 +72,37 @@ public final class Kinesalite {
             throw new IllegalStateException("cannot find " + dir + "/kinesis-shim.js");
         }
         ensureInstalled(dir, logs);
-        // --shardLimit: kinesalite counts shards across all streams (default limit 10), and one server
-        // may serve many streams. --createStreamMs: ACTIVE sooner than the default 500 ms.
-        Process kinesalite = startNode(dir, logs.resolve("kinesalite.log"), "kinesalite-local.js",
-                "--port", "0", "--shardLimit", "100000", "--createStreamMs", "50");
-        int kinesalitePort = awaitPort(kinesalite, logs.resolve("kinesalite.log"), "kinesalite listening on ");
-        Process shim = startNode(dir, logs.resolve("kinesis-shim.log"), "kinesis-shim.js",
-                "--port", "0", "--target", "http://127.0.0.1:" + kinesalitePort);
+        // --shardLimit: kinesalite counts shards across all streams (default limit 10), and one
+        // server may serve many streams. --createStreamMs: ACTIVE sooner than the default 500 ms.
+        Process kinesalite =
+                startNode(
+                        dir,
+                        logs.resolve("kinesalite.log"),
+                        "kinesalite-local.js",
+                        "--port",
+                        "0",
+                        "--shardLimit",
+                        "100000",
+                        "--createStreamMs",
+                        "50");
+        int kinesalitePort =
+                awaitPort(kinesalite, logs.resolve("kinesalite.log"), "kinesalite listening on ");
+        Process shim =
+                startNode(
+                        dir,
+                        logs.resolve("kinesis-shim.log"),
+                        "kinesis-shim.js",
+                        "--port",
+                        "0",
+                        "--target",
+                        "http://127.0.0.1:" + kinesalitePort);
         int shimPort = awaitPort(shim, logs.resolve("kinesis-shim.log"), "shim listening on ");
         return new Kinesalite("http://127.0.0.1:" + shimPort, List.of(kinesalite, shim));
     }
 
-    /** The shim's plain-HTTP URL: give this to every Kinesis client, never kinesalite's own port. */
+    /**
+     * The shim's plain-HTTP URL: give this to every Kinesis client, never kinesalite's own port.
+     */
     public String endpoint() {
         return endpoint;
     }
@@ -103,7 +126,9 @@ public final class Kinesalite {
         return KinesisClient.builder()
                 .endpointOverride(URI.create(endpoint))
                 .region(Region.of(REGION))
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
+                .credentialsProvider(
+                        StaticCredentialsProvider.create(
+                                AwsBasicCredentials.create("local", "local")))
                 .httpClientBuilder(ApacheHttpClient.builder())
                 .build();
     }
@@ -114,7 +139,9 @@ public final class Kinesalite {
         Instant deadline = Instant.now().plusSeconds(30);
         while (true) {
             try {
-                StreamDescriptionSummary s = client.describeStreamSummary(b -> b.streamName(name)).streamDescriptionSummary();
+                StreamDescriptionSummary s =
+                        client.describeStreamSummary(b -> b.streamName(name))
+                                .streamDescriptionSummary();
                 if (s.streamStatus() == StreamStatus.ACTIVE) {
                     return s.streamARN();
                 }
@@ -133,23 +160,40 @@ public final class Kinesalite {
         if (Files.isDirectory(dir.resolve("node_modules/kinesalite"))) {
             return;
         }
-        run(dir, logs.resolve("npm.log"), "node", "--version"); // a clear error now rather than a puzzling one later
+        run(
+                dir,
+                logs.resolve("npm.log"),
+                "node",
+                "--version"); // a clear error now rather than a puzzling one later
         run(dir, logs.resolve("npm.log"), "npm", "ci", "--no-audit", "--no-fund");
     }
 
     private static void run(Path dir, Path log, String... command) throws IOException {
         Process p;
         try {
-            p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            p =
+                    new ProcessBuilder(command)
+                            .directory(dir.toFile())
+                            .redirectErrorStream(true)
+                            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                            .start();
         } catch (IOException e) {
-            throw new IllegalStateException("'" + command[0] + "' is not on the PATH: Node.js 20+ with npm runs the local"
-                    + " Kinesis (kinesalite)", e);
+            throw new IllegalStateException(
+                    "'"
+                            + command[0]
+                            + "' is not on the PATH: Node.js 20+ with npm runs the local"
+                            + " Kinesis (kinesalite)",
+                    e);
         }
         try {
             if (!p.waitFor(NPM_INSTALL.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                throw new IllegalStateException(String.join(" ", command) + " in " + dir + " timed out: " + Files.readString(log));
+                throw new IllegalStateException(
+                        String.join(" ", command)
+                                + " in "
+                                + dir
+                                + " timed out: "
+                                + Files.readString(log));
             }
         } catch (InterruptedException e) {
             p.destroyForcibly();
@@ -157,16 +201,26 @@ public final class Kinesalite {
             throw new IllegalStateException(e);
         }
         if (p.exitValue() != 0) {
-            throw new IllegalStateException(String.join(" ", command) + " in " + dir + " failed (exit " + p.exitValue() + "): "
-                    + Files.readString(log));
+            throw new IllegalStateException(
+                    String.join(" ", command)
+                            + " in "
+                            + dir
+                            + " failed (exit "
+                            + p.exitValue()
+                            + "): "
+                            + Files.readString(log));
         }
     }
 
-    private static Process startNode(Path dir, Path log, String script, String... args) throws IOException {
+    private static Process startNode(Path dir, Path log, String script, String... args)
+            throws IOException {
         List<String> command = new ArrayList<>(List.of("node", script));
         command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile());
+        ProcessBuilder pb =
+                new ProcessBuilder(command)
+                        .directory(dir.toFile())
+                        .redirectErrorStream(true)
+                        .redirectOutput(log.toFile());
         // Pin what kinesalite puts in ARNs, whatever the environment has set.
         pb.environment().put("AWS_ACCOUNT_ID", ACCOUNT_ID);
         pb.environment().put("AWS_REGION", REGION);
@@ -188,13 +242,24 @@ public final class Kinesalite {
                 return Integer.parseInt(m.group(1));
             }
             if (!p.isAlive()) {
-                throw new IllegalStateException("node exited with " + p.exitValue() + " before printing '" + marker
-                        + "PORT': " + Files.readString(log));
+                throw new IllegalStateException(
+                        "node exited with "
+                                + p.exitValue()
+                                + " before printing '"
+                                + marker
+                                + "PORT': "
+                                + Files.readString(log));
             }
             sleep(20);
         }
         p.destroyForcibly();
-        throw new IllegalStateException("no '" + marker + "' within " + STARTUP.toSeconds() + " s: " + Files.readString(log));
+        throw new IllegalStateException(
+                "no '"
+                        + marker
+                        + "' within "
+                        + STARTUP.toSeconds()
+                        + " s: "
+                        + Files.readString(log));
     }
 
     private static void sleep(long millis) {

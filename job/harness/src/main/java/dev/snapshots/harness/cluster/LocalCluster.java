@@ -1,11 +1,8 @@
 package dev.snapshots.harness.cluster;
 
-import java.util.Set;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.ConfigOptions;
-import org.apache.flink.configuration.ConfigOption;
-import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.cli.deploy.FlinkRest;
+import dev.snapshots.harness.metrics.MetricsPlugin;
+import dev.snapshots.job.config.CommandLine;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
@@ -22,49 +19,66 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * {@code snapshots cluster up|down|status}: a real Flink 1.20 standalone session cluster made of
  * separate JVM processes (JobManager, N TaskManagers) from the Maven artifacts, plus S3Proxy for
- * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin) and kinesalite
- * with its shim as the Kinesis endpoint. Everything binds
- * to 127.0.0.1, every process's PID is written under {@code target/cluster/pids}, and {@code down}
- * stops exactly those. Heartbeats are tuned so a killed TaskManager is noticed in seconds.
+ * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin) and kinesalite with
+ * its shim as the Kinesis endpoint. Everything binds to 127.0.0.1, every process's PID is written
+ * under {@code target/cluster/pids}, and {@code down} stops exactly those. Heartbeats are tuned so
+ * a killed TaskManager is noticed in seconds. The cluster has a plugins directory of its own: the
+ * distribution's plugins and {@link MetricsPlugin}, which writes the job's counters under {@link
+ * #metricsDirectory()} so they outlive a SIGKILL.
  */
+@Internal
 public final class LocalCluster {
-    private static final ConfigOption<Integer> TASK_MANAGERS = ConfigOptions.key("cluster.taskmanagers").intType().defaultValue(2);
-    public static final String USAGE = String.join("\n",
-            "usage: snapshots cluster up [--taskmanagers N] | down | status",
-            "",
-            "  up       start S3Proxy, kinesalite, a JobManager and N TaskManagers (default 2) as separate processes,",
-            "           from empty state",
-            "  down     stop every process 'up' started, by PID",
-            "  status   processes, ports, running jobs and their latest checkpoint");
+    private static final ConfigOption<Integer> TASK_MANAGERS =
+            ConfigOptions.key("cluster.taskmanagers").intType().defaultValue(2);
+    public static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: snapshots cluster up [--taskmanagers N] | down | status",
+                    "",
+                    "  up       start S3Proxy, kinesalite, a JobManager and N TaskManagers (default 2) as separate processes,",
+                    "           from empty state",
+                    "  down     stop every process 'up' started, by PID",
+                    "  status   processes, ports, running jobs and their latest checkpoint");
 
     public static final String BUCKET = "snapshots";
 
-    /** What Flink's own scripts pass on Java 17 (env.java.default-opts.all): Flink reflects into these. */
-    private static final List<String> JAVA_17_OPENS = List.of(
-            "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
-            "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-            "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-            "--add-opens=java.base/java.lang=ALL-UNNAMED",
-            "--add-opens=java.base/java.net=ALL-UNNAMED",
-            "--add-opens=java.base/java.io=ALL-UNNAMED",
-            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-            "--add-opens=java.base/java.text=ALL-UNNAMED",
-            "--add-opens=java.base/java.time=ALL-UNNAMED",
-            "--add-opens=java.base/java.util=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
+    /**
+     * What Flink's own scripts pass on Java 17 (env.java.default-opts.all): Flink reflects into
+     * these.
+     */
+    private static final List<String> JAVA_17_OPENS =
+            List.of(
+                    "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+                    "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+                    "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+                    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+                    "--add-opens=java.base/java.net=ALL-UNNAMED",
+                    "--add-opens=java.base/java.io=ALL-UNNAMED",
+                    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+                    "--add-opens=java.base/java.text=ALL-UNNAMED",
+                    "--add-opens=java.base/java.time=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
     private final Path root;
     private final Path dir;
+
     /** The Maven-built Flink distribution: deploy/flink-local/target. */
     private final Path dist;
 
@@ -72,7 +86,10 @@ public final class LocalCluster {
         this(repoRoot, repoRoot.resolve("target/cluster"));
     }
 
-    /** A cluster whose state, logs and PIDs live in {@code dir}, apart from the one 'cluster up' starts. */
+    /**
+     * A cluster whose state, logs and PIDs live in {@code dir}, apart from the one 'cluster up'
+     * starts.
+     */
     public LocalCluster(Path repoRoot, Path dir) {
         this.root = repoRoot.toAbsolutePath().normalize();
         this.dir = dir.toAbsolutePath().normalize();
@@ -80,7 +97,8 @@ public final class LocalCluster {
     }
 
     public static int run(String[] args, PrintStream out) throws Exception {
-        CommandLine.Parsed parsed = CommandLine.parse(args, List.of(TASK_MANAGERS), Set.of(), 1, new Configuration());
+        CommandLine.Parsed parsed =
+                CommandLine.parse(args, List.of(TASK_MANAGERS), Set.of(), 1, new Configuration());
         if (parsed.positional().isEmpty()) {
             throw new IllegalArgumentException("a subcommand is required\n" + USAGE);
         }
@@ -88,7 +106,8 @@ public final class LocalCluster {
         switch (parsed.positional().get(0)) {
             case "up":
                 if (parsed.get(TASK_MANAGERS) < 1) {
-                    throw new IllegalArgumentException("--taskmanagers must be >= 1, got " + parsed.get(TASK_MANAGERS));
+                    throw new IllegalArgumentException(
+                            "--taskmanagers must be >= 1, got " + parsed.get(TASK_MANAGERS));
                 }
                 cluster.up(parsed.get(TASK_MANAGERS), out);
                 return 0;
@@ -98,15 +117,20 @@ public final class LocalCluster {
             case "status":
                 return cluster.status(out);
             default:
-                throw new IllegalArgumentException("unknown subcommand '" + parsed.positional().get(0) + "'\n" + USAGE);
+                throw new IllegalArgumentException(
+                        "unknown subcommand '" + parsed.positional().get(0) + "'\n" + USAGE);
         }
     }
 
     public void up(int taskManagers, PrintStream out) throws Exception {
         if (!pids().isEmpty()) {
-            throw new IllegalArgumentException("a cluster is already up (" + dir + "/pids); run 'snapshots cluster down' first");
+            throw new IllegalArgumentException(
+                    "a cluster is already up ("
+                            + dir
+                            + "/pids); run 'snapshots cluster down' first");
         }
-        Directories.deleteRecursively(dir); // every cluster starts empty: no stale buckets, checkpoints or logs
+        FileTrees.deleteRecursively(
+                dir); // every cluster starts empty: no stale buckets, checkpoints or logs
         int restPort = freePort();
         String s3 = startS3Proxy(out);
         out.println("starting kinesalite and its shim ...");
@@ -114,86 +138,154 @@ public final class LocalCluster {
         kinesis.client().close(); // the processes stay: 'down' stops them by PID
         recordPid("kinesalite", kinesis.processes().get(0).pid());
         recordPid("kinesis-shim", kinesis.processes().get(1).pid());
+        installPlugins();
 
-        Files.writeString(dir.resolve("conf/config.yaml"), String.join("\n",
-                "jobmanager.rpc.address: 127.0.0.1",
-                "jobmanager.bind-host: 127.0.0.1",
-                "taskmanager.bind-host: 127.0.0.1",
-                "taskmanager.host: 127.0.0.1",
-                "rest.address: 127.0.0.1",
-                "rest.bind-address: 127.0.0.1",
-                "rest.port: " + restPort,
-                "jobmanager.memory.process.size: 1024m",
-                "taskmanager.memory.process.size: 1024m",
-                "taskmanager.numberOfTaskSlots: 2",
-                // Spread a job over every TaskManager, so losing any one of them hits it, as on ECS.
-                "cluster.evenly-spread-out-slots: true",
-                // A killed TaskManager is declared lost after 4 s instead of 50 s.
-                "heartbeat.interval: 1000",
-                "heartbeat.timeout: 4000",
-                // As on ECS: restarts without end, so a store outage of any length is waited out; capped at
-                // 10 s apart (ECS: Flink's 1 min) so a run here recovers soon after the store is back.
-                "restart-strategy.type: exponential-delay",
-                "restart-strategy.exponential-delay.max-backoff: 10 s",
-                "state.checkpoints.dir: s3://" + BUCKET + "/flink/checkpoints",
-                "state.savepoints.dir: s3://" + BUCKET + "/flink/savepoints",
-                "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
-                "s3.endpoint: " + s3,
-                "s3.path.style.access: true",
-                "s3.access-key: local",
-                "s3.secret-key: local",
-                "") + "\n");
+        List<String> config =
+                new ArrayList<>(
+                        List.of(
+                                "jobmanager.rpc.address: 127.0.0.1",
+                                "jobmanager.bind-host: 127.0.0.1",
+                                "taskmanager.bind-host: 127.0.0.1",
+                                "taskmanager.host: 127.0.0.1",
+                                "rest.address: 127.0.0.1",
+                                "rest.bind-address: 127.0.0.1",
+                                "rest.port: " + restPort,
+                                "jobmanager.memory.process.size: 1024m",
+                                "taskmanager.memory.process.size: 1024m",
+                                "taskmanager.numberOfTaskSlots: 2",
+                                // Spread a job over every TaskManager, so losing any one of them
+                                // hits it, as on ECS.
+                                "cluster.evenly-spread-out-slots: true",
+                                // A killed TaskManager is declared lost after 4 s instead of 50 s.
+                                "heartbeat.interval: 1000",
+                                "heartbeat.timeout: 4000",
+                                // As on ECS: restarts without end, so a store outage of any length
+                                // is waited out; capped at
+                                // 10 s apart (ECS: Flink's 1 min) so a run here recovers soon after
+                                // the store is back.
+                                "restart-strategy.type: exponential-delay",
+                                "restart-strategy.exponential-delay.max-backoff: 10 s",
+                                "state.checkpoints.dir: s3://" + BUCKET + "/flink/checkpoints",
+                                "state.savepoints.dir: s3://" + BUCKET + "/flink/savepoints",
+                                "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
+                                "s3.endpoint: " + s3,
+                                "s3.path.style.access: true",
+                                "s3.access-key: local",
+                                "s3.secret-key: local"));
+        config.addAll(MetricsPlugin.config(metricsDirectory()));
+        Files.write(dir.resolve("conf/config.yaml"), config);
 
-        Files.writeString(dir.resolve("endpoints.properties"), "rest=http://127.0.0.1:" + restPort + "\ns3=" + s3
-                + "\nkinesis=" + kinesis.endpoint() + "\n");
-        out.println("starting the JobManager (REST and web UI on http://127.0.0.1:" + restPort + ") ...");
+        Files.writeString(
+                dir.resolve("endpoints.properties"),
+                "rest=http://127.0.0.1:"
+                        + restPort
+                        + "\ns3="
+                        + s3
+                        + "\nkinesis="
+                        + kinesis.endpoint()
+                        + "\n");
+        out.println(
+                "starting the JobManager (REST and web UI on http://127.0.0.1:"
+                        + restPort
+                        + ") ...");
         startJobManager();
         for (int i = 1; i <= taskManagers; i++) {
             startTaskManager(i);
         }
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
-        out.printf("cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
+        out.printf(
+                "cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
                 taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
     }
 
-    /** Starts S3Proxy (filesystem backend under this cluster's directory) with bucket {@value #BUCKET}; returns its endpoint. */
+    /** Where the cluster's TaskManagers keep the job's counters: one file per process. */
+    public Path metricsDirectory() {
+        return dir.resolve("metrics");
+    }
+
+    /**
+     * The distribution's plugins, linked, and the metrics plugin, built from the harness's classes.
+     */
+    private void installPlugins() throws IOException {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        try (Stream<Path> distributed = Files.list(dist.resolve("plugins"))) {
+            for (Path plugin : distributed.toList()) {
+                Files.createSymbolicLink(plugins.resolve(plugin.getFileName()), plugin);
+            }
+        }
+        MetricsPlugin.install(plugins);
+    }
+
+    /**
+     * Starts S3Proxy (filesystem backend under this cluster's directory) with bucket {@value
+     * #BUCKET}; returns its endpoint.
+     */
     public String startS3Proxy(PrintStream out) throws Exception {
         for (String sub : List.of("conf", "logs", "pids", "s3")) {
             Files.createDirectories(dir.resolve(sub));
         }
         String s3 = "http://127.0.0.1:" + freePort();
         out.println("starting S3Proxy on " + s3 + " ...");
-        Files.write(dir.resolve("conf/s3proxy.properties"), List.of(
-                "s3proxy.endpoint=" + s3,
-                "s3proxy.authorization=none",
-                "jclouds.provider=filesystem-nio2",
-                "jclouds.filesystem.basedir=" + dir.resolve("s3")));
-        start("s3proxy", List.of(java(), "-Xmx256m", "-jar", dist.resolve("lib/s3proxy.jar").toString(),
-                "--properties", dir.resolve("conf/s3proxy.properties").toString()));
+        Files.write(
+                dir.resolve("conf/s3proxy.properties"),
+                List.of(
+                        "s3proxy.endpoint=" + s3,
+                        "s3proxy.authorization=none",
+                        "jclouds.provider=filesystem-nio2",
+                        "jclouds.filesystem.basedir=" + dir.resolve("s3")));
+        start(
+                "s3proxy",
+                List.of(
+                        java(),
+                        "-Xmx256m",
+                        "-jar",
+                        dist.resolve("lib/s3proxy.jar").toString(),
+                        "--properties",
+                        dir.resolve("conf/s3proxy.properties").toString()));
         await("S3Proxy", s3 + "/", Duration.ofSeconds(60));
-        HttpResponse<String> bucket = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
-                HttpRequest.newBuilder(URI.create(s3 + "/" + BUCKET)).PUT(HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> bucket =
+                HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .build()
+                        .send(
+                                HttpRequest.newBuilder(URI.create(s3 + "/" + BUCKET))
+                                        .PUT(HttpRequest.BodyPublishers.noBody())
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
         if (bucket.statusCode() != 200) {
-            throw new IOException("creating bucket " + BUCKET + " failed: " + bucket.statusCode() + " " + bucket.body());
+            throw new IOException(
+                    "creating bucket "
+                            + BUCKET
+                            + " failed: "
+                            + bucket.statusCode()
+                            + " "
+                            + bucket.body());
         }
         return s3;
     }
 
-    /** Starts the JobManager and waits for its REST API; the same command after a kill is a restart. */
+    /**
+     * Starts the JobManager and waits for its REST API; the same command after a kill is a restart.
+     */
     void startJobManager() throws Exception {
-        start("jobmanager", flinkJvm("jobmanager", List.of("-Xmx768m"),
-                "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint", List.of()));
+        start(
+                "jobmanager",
+                flinkJvm(
+                        "jobmanager",
+                        List.of("-Xmx768m"),
+                        "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
+                        List.of()));
         await("JobManager", endpoints().get("rest") + "/overview", Duration.ofSeconds(90));
     }
 
     /**
      * SIGKILLs the JobManager and starts it again with the same command, as ECS restarts a
-     * JobManager task: without HA it comes back with no jobs, and the running TaskManagers
-     * register with it again. Resuming the job is {@code snapshots submit}'s work.
+     * JobManager task: without HA it comes back with no jobs, and the running TaskManagers register
+     * with it again. Resuming the job is {@code snapshots submit}'s work.
      */
     public void restartJobManager(PrintStream out) throws Exception {
-        int taskManagers = (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
+        int taskManagers =
+                (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
         kill("jobmanager");
         out.println("JobManager killed; starting it again with the same command ...");
         startJobManager();
@@ -208,37 +300,62 @@ public final class LocalCluster {
         resourceParams(jvm, dynamic);
         // Named after its process, so the REST API's TaskManager ids say which process runs what.
         dynamic.addAll(List.of("-D", "taskmanager.resource-id=taskmanager-" + n));
-        return start("taskmanager-" + n, flinkJvm("taskmanager-" + n, jvm,
-                "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", dynamic));
+        return start(
+                "taskmanager-" + n,
+                flinkJvm(
+                        "taskmanager-" + n,
+                        jvm,
+                        "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+                        dynamic));
     }
 
     /** The JVM flags and dynamic properties Flink's own scripts would compute for a TaskManager. */
     private void resourceParams(List<String> jvm, List<String> dynamic) throws Exception {
-        Process p = new ProcessBuilder(java(), "-cp", flinkClasspath(), "org.apache.flink.runtime.util.bash.BashJavaUtils",
-                        "GET_TM_RESOURCE_PARAMS", "--configDir", dir.resolve("conf").toString())
-                .redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder(
+                                java(),
+                                "-cp",
+                                flinkClasspath(),
+                                "org.apache.flink.runtime.util.bash.BashJavaUtils",
+                                "GET_TM_RESOURCE_PARAMS",
+                                "--configDir",
+                                dir.resolve("conf").toString())
+                        .redirectErrorStream(true)
+                        .start();
         List<String> results = new ArrayList<>();
-        for (String line : new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+        for (String line :
+                new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
             if (line.startsWith("BASH_JAVA_UTILS_EXEC_RESULT:")) {
                 results.add(line.substring("BASH_JAVA_UTILS_EXEC_RESULT:".length()).trim());
             }
         }
         if (p.waitFor() != 0 || results.size() < 2) {
-            throw new IOException("BashJavaUtils did not compute TaskManager resources: " + results);
+            throw new IOException(
+                    "BashJavaUtils did not compute TaskManager resources: " + results);
         }
         jvm.addAll(List.of(results.get(0).split(" +")));
         dynamic.addAll(List.of(results.get(1).split(" +")));
     }
 
-    private List<String> flinkJvm(String name, List<String> jvm, String mainClass, List<String> args) {
+    private List<String> flinkJvm(
+            String name, List<String> jvm, String mainClass, List<String> args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(JAVA_17_OPENS);
-        cmd.add("-Daws.cborEnabled=false"); // the cluster's Kinesis is kinesalite, which speaks JSON only
+        cmd.add("-Daws.cborEnabled=false"); // the cluster's Kinesis is kinesalite, which speaks
+        // JSON only
         cmd.addAll(jvm);
         cmd.add("-Dlog.file=" + dir.resolve("logs/" + name + ".log"));
-        cmd.add("-Dlog4j.configurationFile=" + root.resolve("job/harness/src/launcher/cluster-log4j2.properties"));
-        cmd.addAll(List.of("-cp", flinkClasspath(), mainClass, "--configDir", dir.resolve("conf").toString()));
+        cmd.add(
+                "-Dlog4j.configurationFile="
+                        + root.resolve("job/harness/src/launcher/cluster-log4j2.properties"));
+        cmd.addAll(
+                List.of(
+                        "-cp",
+                        flinkClasspath(),
+                        mainClass,
+                        "--configDir",
+                        dir.resolve("conf").toString()));
         cmd.addAll(args);
         return cmd;
     }
@@ -248,15 +365,17 @@ public final class LocalCluster {
         try {
             return Files.readString(dist.resolve("classpath.txt")).trim();
         } catch (IOException e) {
-            throw new IllegalStateException(dist.resolve("classpath.txt") + " is missing: build with ./mvnw install", e);
+            throw new IllegalStateException(
+                    dist.resolve("classpath.txt") + " is missing: build with ./mvnw install", e);
         }
     }
 
     private long start(String name, List<String> command) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(dir.resolve("logs/" + name + ".out").toFile());
-        pb.environment().put("FLINK_PLUGINS_DIR", dist.resolve("plugins").toString());
+        ProcessBuilder pb =
+                new ProcessBuilder(command)
+                        .redirectErrorStream(true)
+                        .redirectOutput(dir.resolve("logs/" + name + ".out").toFile());
+        pb.environment().put("FLINK_PLUGINS_DIR", dir.resolve("plugins").toString());
         // S3Proxy runs without authorization; the SDK's default chain still wants some credentials.
         pb.environment().put("AWS_ACCESS_KEY_ID", "local");
         pb.environment().put("AWS_SECRET_ACCESS_KEY", "local");
@@ -276,10 +395,12 @@ public final class LocalCluster {
         if (pid == null) {
             throw new IllegalArgumentException("no process " + name + " in " + dir.resolve("pids"));
         }
-        ProcessHandle.of(pid).ifPresent(h -> {
-            h.destroyForcibly();
-            h.onExit().join();
-        });
+        ProcessHandle.of(pid)
+                .ifPresent(
+                        h -> {
+                            h.destroyForcibly();
+                            h.onExit().join();
+                        });
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
     }
 
@@ -288,16 +409,20 @@ public final class LocalCluster {
         for (Map.Entry<String, Long> e : pids.entrySet()) {
             Optional<ProcessHandle> h = ProcessHandle.of(e.getValue());
             h.ifPresent(ProcessHandle::destroy);
-            out.printf("stopping %s (pid %d)%s%n", e.getKey(), e.getValue(), h.isPresent() ? "" : ": already gone");
+            out.printf(
+                    "stopping %s (pid %d)%s%n",
+                    e.getKey(), e.getValue(), h.isPresent() ? "" : ": already gone");
         }
         for (Map.Entry<String, Long> e : pids.entrySet()) {
-            ProcessHandle.of(e.getValue()).ifPresent(h -> {
-                try {
-                    h.onExit().get(20, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (Exception timeout) {
-                    h.destroyForcibly();
-                }
-            });
+            ProcessHandle.of(e.getValue())
+                    .ifPresent(
+                            h -> {
+                                try {
+                                    h.onExit().get(20, java.util.concurrent.TimeUnit.SECONDS);
+                                } catch (Exception timeout) {
+                                    h.destroyForcibly();
+                                }
+                            });
             Files.deleteIfExists(dir.resolve("pids/" + e.getKey() + ".pid"));
         }
         out.println(pids.isEmpty() ? "no cluster is up" : "cluster down");
@@ -310,8 +435,15 @@ public final class LocalCluster {
             return 1;
         }
         out.printf("%-16s %8s  %s%n", "process", "pid", "state");
-        pids.forEach((name, pid) -> out.printf("%-16s %8d  %s%n", name, pid,
-                ProcessHandle.of(pid).map(h -> h.isAlive() ? "running" : "exited").orElse("gone")));
+        pids.forEach(
+                (name, pid) ->
+                        out.printf(
+                                "%-16s %8d  %s%n",
+                                name,
+                                pid,
+                                ProcessHandle.of(pid)
+                                        .map(h -> h.isAlive() ? "running" : "exited")
+                                        .orElse("gone")));
         Map<String, String> endpoints = endpoints();
         out.println();
         endpoints.forEach((name, url) -> out.printf("%-8s %s%n", name, url));
@@ -319,21 +451,38 @@ public final class LocalCluster {
         JsonNode jobs;
         try {
             JsonNode overview = rest.get("/overview");
-            out.println("taskmanagers " + overview.path("taskmanagers").asInt() + ", slots available "
-                    + overview.path("slots-available").asInt());
+            out.println(
+                    "taskmanagers "
+                            + overview.path("taskmanagers").asInt()
+                            + ", slots available "
+                            + overview.path("slots-available").asInt());
             jobs = rest.get("/jobs/overview").path("jobs");
         } catch (IOException e) {
             out.println("the JobManager does not answer: " + e.getMessage());
             return 1;
         }
-        out.printf("%n%-32s %-10s %-24s %-10s %s%n", "job", "state", "name", "restarts", "latest checkpoint");
+        out.printf(
+                "%n%-32s %-10s %-24s %-10s %s%n",
+                "job", "state", "name", "restarts", "latest checkpoint");
         for (JsonNode job : jobs) {
             String id = job.path("jid").asText();
-            JsonNode latest = rest.get("/jobs/" + id + "/checkpoints").path("latest").path("completed");
-            out.printf("%-32s %-10s %-24s %-10d %s%n", id, job.path("state").asText(), job.path("name").asText(),
-                    rest.restarts(id), latest.isMissingNode() || latest.isNull() ? "none"
-                            : "#" + latest.path("id").asLong() + " at " + Instant.ofEpochMilli(latest.path("trigger_timestamp").asLong())
-                                    + " " + latest.path("external_path").asText());
+            JsonNode latest =
+                    rest.get("/jobs/" + id + "/checkpoints").path("latest").path("completed");
+            out.printf(
+                    "%-32s %-10s %-24s %-10d %s%n",
+                    id,
+                    job.path("state").asText(),
+                    job.path("name").asText(),
+                    rest.restarts(id),
+                    latest.isMissingNode() || latest.isNull()
+                            ? "none"
+                            : "#"
+                                    + latest.path("id").asLong()
+                                    + " at "
+                                    + Instant.ofEpochMilli(
+                                            latest.path("trigger_timestamp").asLong())
+                                    + " "
+                                    + latest.path("external_path").asText());
         }
         if (jobs.isEmpty()) {
             out.println("(no jobs)");
@@ -347,7 +496,9 @@ public final class LocalCluster {
         if (Files.isDirectory(d)) {
             try (var files = Files.list(d)) {
                 for (Path p : files.toList()) {
-                    pids.put(p.getFileName().toString().replace(".pid", ""), Long.parseLong(Files.readString(p).trim()));
+                    pids.put(
+                            p.getFileName().toString().replace(".pid", ""),
+                            Long.parseLong(Files.readString(p).trim()));
                 }
             }
         }
@@ -374,7 +525,12 @@ public final class LocalCluster {
             }
             Thread.sleep(200);
         }
-        throw new IOException(n + " TaskManagers did not register within " + timeout + "; see " + dir.resolve("logs"));
+        throw new IOException(
+                n
+                        + " TaskManagers did not register within "
+                        + timeout
+                        + "; see "
+                        + dir.resolve("logs"));
     }
 
     private static void await(String what, String url, Duration timeout) throws Exception {
@@ -392,16 +548,21 @@ public final class LocalCluster {
 
     private static String get(String url) throws IOException {
         try {
-            HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()
-                    .send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
-                            HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r =
+                    HttpClient.newBuilder()
+                            .connectTimeout(Duration.ofSeconds(2))
+                            .build()
+                            .send(
+                                    HttpRequest.newBuilder(URI.create(url))
+                                            .timeout(Duration.ofSeconds(5))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString());
             return r.body();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
         }
     }
-
 
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

@@ -1,8 +1,8 @@
 package dev.snapshots.harness.bench;
 
-import dev.snapshots.harness.Snapshots;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.harness.Snapshots;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -21,9 +21,29 @@ class BenchITCase {
     @Test
     void aSmallRunMeasuresAllThreeSinksAndWritesItsReports() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = Snapshots.run(new String[] {"bench", "--events", "200000", "--keys", "500", "--runs", "1",
-            "--scale-keys", "500", "--scale-buckets", "1,2", "--scale-events", "100000", "--heap", "768m", "--checkpoint-interval", "1s"},
-                new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+        int code =
+                Snapshots.run(
+                        new String[] {
+                            "bench",
+                            "--events",
+                            "200000",
+                            "--keys",
+                            "500",
+                            "--runs",
+                            "1",
+                            "--scale-keys",
+                            "500",
+                            "--scale-buckets",
+                            "1,2",
+                            "--scale-events",
+                            "100000",
+                            "--heap",
+                            "768m",
+                            "--checkpoint-interval",
+                            "1s"
+                        },
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        System.err);
         String said = out.toString(StandardCharsets.UTF_8);
         System.out.print(said);
         assertThat(code).as(said).isZero();
@@ -31,21 +51,42 @@ class BenchITCase {
         Path dir = Path.of(System.getProperty("snapshots.root"), "target/bench");
         JsonNode results = new ObjectMapper().readTree(dir.resolve("results.json").toFile());
         JsonNode sinks = results.path("comparison").path("sinks");
-        assertThat(sinks.fieldNames()).toIterable().containsExactly("discarding", "filesink", "ours");
+        assertThat(sinks.fieldNames())
+                .toIterable()
+                .containsExactly("discarding", "filesink", "ours");
         sinks.forEach(s -> assertThat(s.path("eventsPerSecondMedian").asLong()).isPositive());
-        sinks.forEach(s -> assertThat(s.path("eventsPerSecondOverallMedian").asLong()).as("the whole run's rate").isPositive());
+        sinks.forEach(
+                s ->
+                        assertThat(s.path("eventsPerSecondOverallMedian").asLong())
+                                .as("the whole run's rate")
+                                .isPositive());
         assertThat(sinks.path("discarding").path("objectsWritten").asLong()).isZero();
-        assertThat(sinks.path("filesink").path("objectsWritten").asLong()).as("FileSink wrote Parquet files").isPositive();
-        assertThat(sinks.path("ours").path("objectsWritten").asLong()).as("our parts (and progress pointer)").isPositive();
-        assertThat(sinks.path("ours").path("commits").asInt()).as("commit latencies were recorded").isPositive();
-        assertThat(sinks.path("ours").path("assembledPerSubtask").size()).as("both subtasks assembled parts").isEqualTo(2);
+        assertThat(sinks.path("filesink").path("objectsWritten").asLong())
+                .as("FileSink wrote Parquet files")
+                .isPositive();
+        assertThat(sinks.path("ours").path("objectsWritten").asLong())
+                .as("our parts (and progress pointer)")
+                .isPositive();
+        assertThat(sinks.path("ours").path("commits").asInt())
+                .as("commit latencies were recorded")
+                .isPositive();
+        assertThat(sinks.path("ours").path("assembledPerSubtask").size())
+                .as("both subtasks assembled parts")
+                .isEqualTo(2);
         assertThat(results.path("comparison").path("oursOverDiscarding").asDouble()).isPositive();
         assertThat(results.path("comparison").path("oursOverFileSink").asDouble()).isPositive();
         assertThat(results.path("scaling")).hasSize(2);
-        results.path("scaling").forEach(row -> assertThat(row.path("fileSinkEventsPerSecond").asLong()).isPositive());
-        assertThat(sinks.path("ours").path("checkpointKiBByQuarter")).as("checkpoint sizes were sampled").isNotEmpty();
+        results.path("scaling")
+                .forEach(
+                        row ->
+                                assertThat(row.path("fileSinkEventsPerSecond").asLong())
+                                        .isPositive());
+        assertThat(sinks.path("ours").path("checkpointKiBByQuarter"))
+                .as("checkpoint sizes were sampled")
+                .isNotEmpty();
         assertThat(said).contains("ours / discarding:", "events/s");
-        assertThat(Files.readString(dir.resolve("BENCHMARKS.md"))).contains("Command: `./snapshots bench", "chart.png");
+        assertThat(Files.readString(dir.resolve("BENCHMARKS.md")))
+                .contains("Command: `./snapshots bench", "chart.png");
         byte[] png = Files.readAllBytes(dir.resolve("chart.png"));
         assertThat(new String(png, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
     }

@@ -16,7 +16,10 @@ import software.amazon.awssdk.services.kinesis.model.Record;
 import software.amazon.awssdk.services.kinesis.model.Shard;
 import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 
-/** kinesalite behind the shim works for a reader that names the stream only by ARN, as the Flink connector does. */
+/**
+ * kinesalite behind the shim works for a reader that names the stream only by ARN, as the Flink
+ * connector does.
+ */
 class KinesaliteITCase {
 
     @Test
@@ -25,12 +28,28 @@ class KinesaliteITCase {
         KinesisClient client = kinesis.client();
         String name = "fixture-" + Long.toHexString(System.nanoTime());
         String arn = Kinesalite.createStream(client, name, 2);
-        assertThat(arn).isEqualTo("arn:aws:kinesis:us-east-1:" + Kinesalite.ACCOUNT_ID + ":stream/" + name);
+        assertThat(arn)
+                .isEqualTo(
+                        "arn:aws:kinesis:us-east-1:" + Kinesalite.ACCOUNT_ID + ":stream/" + name);
 
         List<String> sent = IntStream.range(0, 20).mapToObj(i -> "record-" + i).toList();
-        var put = client.putRecords(b -> b.streamName(name).records(sent.stream()
-                .map(s -> PutRecordsRequestEntry.builder().partitionKey(s).data(SdkBytes.fromUtf8String(s)).build())
-                .toList()));
+        var put =
+                client.putRecords(
+                        b ->
+                                b.streamName(name)
+                                        .records(
+                                                sent.stream()
+                                                        .map(
+                                                                s ->
+                                                                        PutRecordsRequestEntry
+                                                                                .builder()
+                                                                                .partitionKey(s)
+                                                                                .data(
+                                                                                        SdkBytes
+                                                                                                .fromUtf8String(
+                                                                                                        s))
+                                                                                .build())
+                                                        .toList()));
         assertThat(put.failedRecordCount()).isZero();
 
         // From here on only streamARN, never streamName: this is what needs the shim.
@@ -39,15 +58,26 @@ class KinesaliteITCase {
         List<String> received = new ArrayList<>();
         List<Integer> perShard = new ArrayList<>();
         for (Shard shard : shards) {
-            String iterator = client.getShardIterator(b -> b.streamARN(arn).shardId(shard.shardId())
-                    .shardIteratorType(ShardIteratorType.TRIM_HORIZON)).shardIterator();
-            GetRecordsResponse records = client.getRecords(b -> b.streamARN(arn).shardIterator(iterator));
-            records.records().stream().map(Record::data).map(d -> d.asString(StandardCharsets.UTF_8)).forEach(received::add);
+            String iterator =
+                    client.getShardIterator(
+                                    b ->
+                                            b.streamARN(arn)
+                                                    .shardId(shard.shardId())
+                                                    .shardIteratorType(
+                                                            ShardIteratorType.TRIM_HORIZON))
+                            .shardIterator();
+            GetRecordsResponse records =
+                    client.getRecords(b -> b.streamARN(arn).shardIterator(iterator));
+            records.records().stream()
+                    .map(Record::data)
+                    .map(d -> d.asString(StandardCharsets.UTF_8))
+                    .forEach(received::add);
             perShard.add(records.records().size());
         }
 
         assertThat(received).containsExactlyInAnyOrderElementsOf(sent);
-        // 20 distinct partition keys over two hash ranges: both shards hold some, so both were really read.
+        // 20 distinct partition keys over two hash ranges: both shards hold some, so both were
+        // really read.
         assertThat(perShard).allMatch(n -> n > 0);
     }
 }

@@ -19,8 +19,10 @@ public final class KinesaliteServer {
     public static synchronized Kinesalite get() {
         if (instance == null) {
             try {
-                instance = Kinesalite.start(Path.of(System.getProperty("snapshots.root", "..")),
-                        Files.createTempDirectory("kinesalite"));
+                instance =
+                        Kinesalite.start(
+                                Path.of(System.getProperty("snapshots.root", "..")),
+                                Files.createTempDirectory("kinesalite"));
             } catch (IOException e) {
                 throw new UncheckedIOException("could not start kinesalite", e);
             }

@@ -17,7 +17,12 @@ public final class ObjectHashes {
         store.list(prefix, o -> keys.add(o.key()));
         Map<String, String> out = new TreeMap<>();
         for (String key : keys) {
-            out.put(key, HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(store.get(key).orElseThrow().content())));
+            out.put(
+                    key,
+                    HexFormat.of()
+                            .formatHex(
+                                    MessageDigest.getInstance("SHA-256")
+                                            .digest(store.get(key).orElseThrow().content())));
         }
         return out;
     }

@@ -18,15 +18,18 @@ import org.apache.flink.configuration.description.HtmlFormatter;
  * positional arguments, against the options a command declares.
  *
  * <p>Options are Flink {@link ConfigOption}s; a flag is its option's key after the last '.', so
- * {@code --window 5m} sets {@code snapshots.window}. Values stay text in a Flink
- * {@link Configuration}, which converts them when read: text is what every source of Flink
- * configuration holds (flink-conf, {@code FLINK_PROPERTIES}), and text never passes through the
- * JVM's locale (Flink 1.20.1 writes a Duration option in the default locale's digits and cannot
- * read it back). Unknown flags and missing values are errors, so a typo never runs with a default.
+ * {@code --window 5m} sets {@code snapshots.window}. Values stay text in a Flink {@link
+ * Configuration}, which converts them when read: text is what every source of Flink configuration
+ * holds (flink-conf, {@code FLINK_PROPERTIES}), and text never passes through the JVM's locale
+ * (Flink 1.20.1 writes a Duration option in the default locale's digits and cannot read it back).
+ * Unknown flags and missing values are errors, so a typo never runs with a default.
  */
 @Internal
 public final class CommandLine {
-    /** What a command line set: its options over {@code base}, its switches, its positional arguments. */
+    /**
+     * What a command line set: its options over {@code base}, its switches, its positional
+     * arguments.
+     */
     public record Parsed(Configuration options, Set<String> switches, List<String> positional) {
         public <T> T get(ConfigOption<T> option) {
             return options.get(option);
@@ -49,12 +52,16 @@ public final class CommandLine {
     }
 
     /**
-     * @param base values that apply unless the command line sets them: a cluster's configuration, or
-     *     a command's own defaults
+     * @param base values that apply unless the command line sets them: a cluster's configuration,
+     *     or a command's own defaults
      * @param maxPositional how many arguments without a flag it takes
      * @throws IllegalArgumentException naming the flag, with a message fit for the command line
      */
-    public static Parsed parse(String[] args, List<ConfigOption<?>> options, Set<String> switches, int maxPositional,
+    public static Parsed parse(
+            String[] args,
+            List<ConfigOption<?>> options,
+            Set<String> switches,
+            int maxPositional,
             Configuration base) {
         Map<String, ConfigOption<?>> byName = new LinkedHashMap<>();
         options.forEach(o -> byName.put(name(o), o));
@@ -65,7 +72,8 @@ public final class CommandLine {
             String arg = args[i];
             if (!arg.startsWith("--")) {
                 if (positional.size() == maxPositional) {
-                    throw new IllegalArgumentException("unexpected argument '" + arg + "': flags look like --name value");
+                    throw new IllegalArgumentException(
+                            "unexpected argument '" + arg + "': flags look like --name value");
                 }
                 positional.add(arg);
                 continue;
@@ -102,13 +110,21 @@ public final class CommandLine {
         return new Parsed(values, given, positional);
     }
 
-    /** Reads the option once, so a value of the wrong type is reported by its flag, not as a stack trace later. */
+    /**
+     * Reads the option once, so a value of the wrong type is reported by its flag, not as a stack
+     * trace later.
+     */
     private static void check(Configuration values, ConfigOption<?> option) {
         try {
             values.get(option);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(flag(option) + " must be " + expected(option) + ", got '"
-                    + values.getString(option.key(), null) + "'");
+            throw new IllegalArgumentException(
+                    flag(option)
+                            + " must be "
+                            + expected(option)
+                            + ", got '"
+                            + values.getString(option.key(), null)
+                            + "'");
         }
     }
 
@@ -133,12 +149,23 @@ public final class CommandLine {
     public static String help(List<ConfigOption<?>> options, Configuration defaults) {
         StringBuilder sb = new StringBuilder();
         for (ConfigOption<?> o : options) {
-            String current = defaults.containsKey(o.key()) ? defaults.getString(o.key(), "")
-                    : o.hasDefaultValue() ? text(o.defaultValue()) : null;
-            String description = new HtmlFormatter().format(o.description()).replace("&lt;", "<").replace("&gt;", ">")
-                    .replace("&amp;", "&");
-            sb.append(String.format(Locale.ROOT, "  %-22s %s%s%n", flag(o), description,
-                    current == null || current.isEmpty() ? "" : " [" + current + "]"));
+            String current =
+                    defaults.containsKey(o.key())
+                            ? defaults.getString(o.key(), "")
+                            : o.hasDefaultValue() ? text(o.defaultValue()) : null;
+            String description =
+                    new HtmlFormatter()
+                            .format(o.description())
+                            .replace("&lt;", "<")
+                            .replace("&gt;", ">")
+                            .replace("&amp;", "&");
+            sb.append(
+                    String.format(
+                            Locale.ROOT,
+                            "  %-22s %s%s%n",
+                            flag(o),
+                            description,
+                            current == null || current.isEmpty() ? "" : " [" + current + "]"));
         }
         return sb.toString();
     }
@@ -147,7 +174,10 @@ public final class CommandLine {
     public static String text(Object value) {
         if (value instanceof Duration d) {
             long ms = d.toMillis();
-            for (Object[] unit : new Object[][] {{86_400_000L, "d"}, {3_600_000L, "h"}, {60_000L, "m"}, {1_000L, "s"}}) {
+            for (Object[] unit :
+                    new Object[][] {
+                        {86_400_000L, "d"}, {3_600_000L, "h"}, {60_000L, "m"}, {1_000L, "s"}
+                    }) {
                 if (ms != 0 && ms % (Long) unit[0] == 0) {
                     return ms / (Long) unit[0] + (String) unit[1];
                 }

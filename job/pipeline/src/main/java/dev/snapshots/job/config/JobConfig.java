@@ -19,8 +19,8 @@ import org.apache.flink.configuration.ReadableConfig;
 
 /**
  * The job's options ({@link JobOptions}) as one submission resolved them: command-line flags over
- * the Flink configuration over the defaults. Every value is checked here, with a message that
- * names its flag, so a bad setting never surfaces as a stack trace.
+ * the Flink configuration over the defaults. Every value is checked here, with a message that names
+ * its flag, so a bad setting never surfaces as a stack trace.
  */
 @Internal
 public final class JobConfig implements Serializable {
@@ -32,7 +32,9 @@ public final class JobConfig implements Serializable {
         this.values = values;
     }
 
-    /** From flags alone. @throws IllegalArgumentException with a message fit for the command line */
+    /**
+     * From flags alone. @throws IllegalArgumentException with a message fit for the command line
+     */
     public static JobConfig parse(String[] args) {
         return resolve(new Configuration(), args);
     }
@@ -42,15 +44,19 @@ public final class JobConfig implements Serializable {
         Configuration base = new Configuration();
         for (ConfigOption<?> option : ALL) {
             try {
-                flink.getOptional(option).ifPresent(value -> base.setString(option.key(), CommandLine.text(value)));
+                flink.getOptional(option)
+                        .ifPresent(value -> base.setString(option.key(), CommandLine.text(value)));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(option.key() + " in the Flink configuration: " + e.getMessage(), e);
+                throw new IllegalArgumentException(
+                        option.key() + " in the Flink configuration: " + e.getMessage(), e);
             }
         }
         return of(CommandLine.parse(args, ALL, Set.of(), 0, base).options());
     }
 
-    /** @param values the options as text, as {@link CommandLine} leaves them */
+    /**
+     * @param values the options as text, as {@link CommandLine} leaves them
+     */
     public static JobConfig of(Configuration values) {
         JobConfig config = new JobConfig(new Configuration(values));
         config.validate();
@@ -61,7 +67,9 @@ public final class JobConfig implements Serializable {
         return values.get(option);
     }
 
-    /** The flags that set this configuration away from the defaults: how it is handed to a cluster. */
+    /**
+     * The flags that set this configuration away from the defaults: how it is handed to a cluster.
+     */
     public List<String> toArgs() {
         List<String> args = new ArrayList<>();
         for (ConfigOption<?> option : ALL) {
@@ -73,7 +81,10 @@ public final class JobConfig implements Serializable {
         return args;
     }
 
-    /** The flags with their help and defaults, for {@code --help}; {@code defaults} are a command's own. */
+    /**
+     * The flags with their help and defaults, for {@code --help}; {@code defaults} are a command's
+     * own.
+     */
     public static String usage(Configuration defaults) {
         return CommandLine.help(ALL, defaults);
     }
@@ -84,7 +95,8 @@ public final class JobConfig implements Serializable {
 
     private void validate() {
         if (!values.contains(STORE)) {
-            throw new IllegalArgumentException("--store is required: " + "file:///dir or s3://bucket/prefix");
+            throw new IllegalArgumentException(
+                    "--store is required: " + "file:///dir or s3://bucket/prefix");
         }
         named(PIPELINE, () -> WorkIdentity.requirePipeline(pipeline()));
         atLeast(JOB_VERSION, 0);
@@ -97,10 +109,18 @@ public final class JobConfig implements Serializable {
         atLeast(PUBLISH_CONCURRENCY, 1);
         atLeast(INLINE_THRESHOLD, 0);
         atLeast(MAX_RECORD_BYTES, 1);
-        for (ConfigOption<Duration> d : List.of(OUT_OF_ORDERNESS, IDLENESS, MAX_DRIFT, CHECKPOINT_INTERVAL, FUTURE_HORIZON, PAST_HORIZON,
-                SHARD_DISCOVERY)) {
+        for (ConfigOption<Duration> d :
+                List.of(
+                        OUT_OF_ORDERNESS,
+                        IDLENESS,
+                        MAX_DRIFT,
+                        CHECKPOINT_INTERVAL,
+                        FUTURE_HORIZON,
+                        PAST_HORIZON,
+                        SHARD_DISCOVERY)) {
             if (get(d).isNegative()) {
-                throw new IllegalArgumentException(CommandLine.flag(d) + " must not be negative, got " + text(d));
+                throw new IllegalArgumentException(
+                        CommandLine.flag(d) + " must not be negative, got " + text(d));
             }
         }
         if (get(SHARD_DISCOVERY).isZero()) {
@@ -116,7 +136,8 @@ public final class JobConfig implements Serializable {
                 atLeast(BAD_EVERY, 0);
                 atLeast(LATE_EVERY, 0);
                 if (start().toEpochMilli() % windowLength().toMillis() != 0) {
-                    throw new IllegalArgumentException("--start must be aligned to the window length " + windowLength());
+                    throw new IllegalArgumentException(
+                            "--start must be aligned to the window length " + windowLength());
                 }
                 break;
             case "file":
@@ -125,15 +146,19 @@ public final class JobConfig implements Serializable {
                 }
                 break;
             case "kinesis":
-                if (!get(STREAM_ARN).matches("arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\\d+:stream/[A-Za-z0-9_.-]+")) {
-                    throw new IllegalArgumentException("--source kinesis needs --stream-arn arn:aws:kinesis:REGION:ACCOUNT:stream/NAME");
+                if (!get(STREAM_ARN)
+                        .matches("arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\\d+:stream/[A-Za-z0-9_.-]+")) {
+                    throw new IllegalArgumentException(
+                            "--source kinesis needs --stream-arn arn:aws:kinesis:REGION:ACCOUNT:stream/NAME");
                 }
                 if (!Set.of("TRIM_HORIZON", "LATEST").contains(get(INITIAL_POSITION))) {
-                    throw new IllegalArgumentException("--initial-position must be TRIM_HORIZON or LATEST");
+                    throw new IllegalArgumentException(
+                            "--initial-position must be TRIM_HORIZON or LATEST");
                 }
                 break;
             default:
-                throw new IllegalArgumentException("--source must be generator, kinesis or file, got '" + source() + "'");
+                throw new IllegalArgumentException(
+                        "--source must be generator, kinesis or file, got '" + source() + "'");
         }
     }
 
@@ -142,14 +167,17 @@ public final class JobConfig implements Serializable {
         try {
             rule.run();
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
-                    : CommandLine.flag(option) + ": " + e.getMessage());
+            throw new IllegalArgumentException(
+                    e.getMessage().startsWith("--")
+                            ? e.getMessage()
+                            : CommandLine.flag(option) + ": " + e.getMessage());
         }
     }
 
     private void atLeast(ConfigOption<? extends Number> option, long min) {
         if (get(option).longValue() < min) {
-            throw new IllegalArgumentException(CommandLine.flag(option) + " must be >= " + min + ", got " + text(option));
+            throw new IllegalArgumentException(
+                    CommandLine.flag(option) + " must be >= " + min + ", got " + text(option));
         }
     }
 
@@ -191,7 +219,10 @@ public final class JobConfig implements Serializable {
         try {
             return Instant.parse(get(START));
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException("--start must be an ISO-8601 instant like 2026-11-30T10:00:00Z, got '" + get(START) + "'");
+            throw new IllegalArgumentException(
+                    "--start must be an ISO-8601 instant like 2026-11-30T10:00:00Z, got '"
+                            + get(START)
+                            + "'");
         }
     }
 

@@ -43,15 +43,30 @@ public final class EventJudge implements RecordJudge<Ingested> {
         if (e == null) {
             reject(raw, result.rejection(), result.detail(), progress, out);
         } else if (rule.isLate(progress, e.timestampMillis)) {
-            reject(raw, Rejection.LATE, "event time " + Instant.ofEpochMilli(e.timestampMillis)
-                    + " is in a window its shard's watermark " + Instant.ofEpochMilli(progress.watermark()) + " has closed", progress, out);
+            reject(
+                    raw,
+                    Rejection.LATE,
+                    "event time "
+                            + Instant.ofEpochMilli(e.timestampMillis)
+                            + " is in a window its shard's watermark "
+                            + Instant.ofEpochMilli(progress.watermark())
+                            + " has closed",
+                    progress,
+                    out);
         } else {
             rule.accept(progress, e.timestampMillis);
             out.collect(Ingested.of(e), e.timestampMillis);
         }
     }
 
-    private void reject(RawRecord raw, Rejection reason, String detail, SplitProgress progress, SourceOutput<Ingested> out) {
-        out.collect(Ingested.of(DeadLetter.of(raw, reason, detail)), rule.timestampOfRejected(progress, raw.arrivalMillis));
+    private void reject(
+            RawRecord raw,
+            Rejection reason,
+            String detail,
+            SplitProgress progress,
+            SourceOutput<Ingested> out) {
+        out.collect(
+                Ingested.of(DeadLetter.of(raw, reason, detail)),
+                rule.timestampOfRejected(progress, raw.arrivalMillis));
     }
 }

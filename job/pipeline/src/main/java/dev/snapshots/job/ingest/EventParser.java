@@ -32,12 +32,15 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 public final class EventParser implements Serializable {
     private static final long serialVersionUID = 1L;
     private static final int MAX_KEY_CHARS = 256;
+
     /** +-1e12 units: sums of millions of such values still fit a long. */
     private static final BigDecimal MAX_MICROS = BigDecimal.TEN.pow(18);
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS)
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    private static final ObjectMapper JSON =
+            new ObjectMapper()
+                    .enable(JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS)
+                    .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                    .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private final int maxRecordBytes;
     private final long futureHorizonMillis;
@@ -49,7 +52,9 @@ public final class EventParser implements Serializable {
         this.pastHorizonMillis = pastHorizonMillis;
     }
 
-    /** The outcome of parsing one record: an event, or a rejection with a detail for the operator. */
+    /**
+     * The outcome of parsing one record: an event, or a rejection with a detail for the operator.
+     */
     public record Result(Event event, Rejection rejection, String detail) {
         static Result ok(Event e) {
             return new Result(e, null, null);
@@ -63,10 +68,12 @@ public final class EventParser implements Serializable {
     public Result parse(RawRecord raw) {
         byte[] payload = raw.payload == null ? new byte[0] : raw.payload;
         if (payload.length > maxRecordBytes) {
-            return Result.rejected(Rejection.OVERSIZED, payload.length + " bytes, limit " + maxRecordBytes);
+            return Result.rejected(
+                    Rejection.OVERSIZED, payload.length + " bytes, limit " + maxRecordBytes);
         }
         try {
-            StandardCharsets.UTF_8.newDecoder()
+            StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(payload));
@@ -103,7 +110,9 @@ public final class EventParser implements Serializable {
             return Result.rejected(Rejection.EMPTY_KEY, "\"device\" is blank");
         }
         if (key.length() > MAX_KEY_CHARS) {
-            return Result.rejected(Rejection.OUT_OF_RANGE, "\"device\" longer than " + MAX_KEY_CHARS + " characters");
+            return Result.rejected(
+                    Rejection.OUT_OF_RANGE,
+                    "\"device\" longer than " + MAX_KEY_CHARS + " characters");
         }
 
         JsonNode ts = doc.get("ts");
@@ -117,16 +126,24 @@ public final class EventParser implements Serializable {
             try {
                 timestamp = OffsetDateTime.parse(ts.textValue()).toInstant().toEpochMilli();
             } catch (DateTimeParseException | ArithmeticException e) {
-                return Result.rejected(Rejection.BAD_TIMESTAMP, "\"ts\" is not ISO-8601 with an offset: " + ts.textValue());
+                return Result.rejected(
+                        Rejection.BAD_TIMESTAMP,
+                        "\"ts\" is not ISO-8601 with an offset: " + ts.textValue());
             }
         } else {
-            return Result.rejected(Rejection.BAD_TIMESTAMP, "\"ts\" must be epoch millis or ISO-8601, got " + ts.getNodeType());
+            return Result.rejected(
+                    Rejection.BAD_TIMESTAMP,
+                    "\"ts\" must be epoch millis or ISO-8601, got " + ts.getNodeType());
         }
         if (timestamp > raw.arrivalMillis + futureHorizonMillis) {
-            return Result.rejected(Rejection.TOO_FAR_IN_FUTURE, (timestamp - raw.arrivalMillis) + " ms after arrival");
+            return Result.rejected(
+                    Rejection.TOO_FAR_IN_FUTURE,
+                    (timestamp - raw.arrivalMillis) + " ms after arrival");
         }
         if (timestamp < raw.arrivalMillis - pastHorizonMillis || timestamp < 0) {
-            return Result.rejected(Rejection.TOO_FAR_IN_PAST, (raw.arrivalMillis - timestamp) + " ms before arrival");
+            return Result.rejected(
+                    Rejection.TOO_FAR_IN_PAST,
+                    (raw.arrivalMillis - timestamp) + " ms before arrival");
         }
 
         Measure value = measure(doc, "value", true);
@@ -138,9 +155,18 @@ public final class EventParser implements Serializable {
             }
         }
         if (bytes.micros % Event.MICROS != 0 || bytes.micros < 0 || latency.micros < 0) {
-            return Result.rejected(Rejection.OUT_OF_RANGE, "\"bytes\" must be a whole number >= 0 and \"latency_ms\" >= 0");
+            return Result.rejected(
+                    Rejection.OUT_OF_RANGE,
+                    "\"bytes\" must be a whole number >= 0 and \"latency_ms\" >= 0");
         }
-        return Result.ok(new Event(key, timestamp, value.micros, bytes.micros / Event.MICROS, latency.micros, raw.origin));
+        return Result.ok(
+                new Event(
+                        key,
+                        timestamp,
+                        value.micros,
+                        bytes.micros / Event.MICROS,
+                        latency.micros,
+                        raw.origin));
     }
 
     /** A number as exact millionths, or why it is not one. */
@@ -154,14 +180,18 @@ public final class EventParser implements Serializable {
                     : new Measure(0, null, null);
         }
         if (!n.isNumber()) {
-            return new Measure(0, Rejection.WRONG_TYPE, "\"" + field + "\" is " + n.getNodeType() + ", not a number");
+            return new Measure(
+                    0,
+                    Rejection.WRONG_TYPE,
+                    "\"" + field + "\" is " + n.getNodeType() + ", not a number");
         }
         if ((n.isDouble() || n.isFloat()) && !Double.isFinite(n.doubleValue())) {
             return new Measure(0, Rejection.NOT_FINITE, "\"" + field + "\" is " + n.doubleValue());
         }
         BigDecimal micros = n.decimalValue().movePointRight(6).setScale(0, RoundingMode.HALF_EVEN);
         if (micros.abs().compareTo(MAX_MICROS) > 0) {
-            return new Measure(0, Rejection.OUT_OF_RANGE, "\"" + field + "\" is beyond +-1e12: " + n.asText());
+            return new Measure(
+                    0, Rejection.OUT_OF_RANGE, "\"" + field + "\" is beyond +-1e12: " + n.asText());
         }
         return new Measure(micros.longValueExact(), null, null);
     }

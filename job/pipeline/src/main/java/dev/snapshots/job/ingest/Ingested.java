@@ -3,7 +3,10 @@ package dev.snapshots.job.ingest;
 import dev.snapshots.job.DeadLetter;
 import org.apache.flink.annotation.Internal;
 
-/** What a source made of one record: an on-time event, or a dead letter. A Flink POJO; one field is set. */
+/**
+ * What a source made of one record: an on-time event, or a dead letter. A Flink POJO; one field is
+ * set.
+ */
 @Internal
 public class Ingested {
     public Event event;

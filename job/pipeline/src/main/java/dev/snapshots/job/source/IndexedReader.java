@@ -45,8 +45,11 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
         }
     }
 
-    /** @param rate null: as fast as the job takes them */
-    IndexedReader(GeneratorFunction<Long, RawRecord> records, RecordJudge<T> judge, RateLimiter rate) {
+    /**
+     * @param rate null: as fast as the job takes them
+     */
+    IndexedReader(
+            GeneratorFunction<Long, RawRecord> records, RecordJudge<T> judge, RateLimiter rate) {
         this.records = records;
         this.judge = judge;
         this.rate = rate;
@@ -65,7 +68,9 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
         }
         Split split = nextUnpaused();
         if (split == null) {
-            return splits.isEmpty() && noMoreSplits ? InputStatus.END_OF_INPUT : InputStatus.NOTHING_AVAILABLE;
+            return splits.isEmpty() && noMoreSplits
+                    ? InputStatus.END_OF_INPUT
+                    : InputStatus.NOTHING_AVAILABLE;
         }
         SourceOutput<T> out = output.createOutputForSplit(split.id);
         judge.judge(records.map(split.next), split.progress, out);
@@ -91,7 +96,9 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
 
     @Override
     public CompletableFuture<Void> isAvailable() {
-        boolean readable = splits.stream().anyMatch(s -> !paused.contains(s.id)) || (splits.isEmpty() && noMoreSplits);
+        boolean readable =
+                splits.stream().anyMatch(s -> !paused.contains(s.id))
+                        || (splits.isEmpty() && noMoreSplits);
         if (!readable) {
             if (available.isDone()) {
                 available = new CompletableFuture<>();
@@ -109,7 +116,9 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
 
     @Override
     public List<IndexedSplit> snapshotState(long checkpointId) {
-        return splits.stream().map(s -> new IndexedSplit(s.id, s.next, s.end, s.progress.copy())).toList();
+        return splits.stream()
+                .map(s -> new IndexedSplit(s.id, s.next, s.end, s.progress.copy()))
+                .toList();
     }
 
     @Override

@@ -25,19 +25,23 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
  * Records by index (a generator function, the lines of a file), in {@code splits} ranges of the
- * index, each judged against its own progress like a Kinesis shard. A reader holding several
- * ranges reads them in turn, a record from each, and can pause one for watermark alignment.
+ * index, each judged against its own progress like a Kinesis shard. A reader holding several ranges
+ * reads them in turn, a record from each, and can pause one for watermark alignment.
  */
 @Internal
-public final class IndexedSource<T> implements Source<T, IndexedSplit, Collection<IndexedSplit>>, ResultTypeQueryable<T> {
+public final class IndexedSource<T>
+        implements Source<T, IndexedSplit, Collection<IndexedSplit>>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
+
     /** A count that never ends: the source is unbounded. */
     public static final long UNBOUNDED = Long.MAX_VALUE;
 
     private final GeneratorFunction<Long, RawRecord> records;
     private final long count;
+
     /** How many records each split holds, in index order. */
     private final long[] splitSizes;
+
     private final RecordJudge<T> judge;
     private final TypeInformation<T> type;
     private final RateLimiterStrategy rate;
@@ -47,16 +51,31 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
      *
      * @param rate null: as fast as the job takes them
      */
-    public IndexedSource(GeneratorFunction<Long, RawRecord> records, long count, int splits, RecordJudge<T> judge,
-            TypeInformation<T> type, RateLimiterStrategy rate) {
+    public IndexedSource(
+            GeneratorFunction<Long, RawRecord> records,
+            long count,
+            int splits,
+            RecordJudge<T> judge,
+            TypeInformation<T> type,
+            RateLimiterStrategy rate) {
         this(records, evenly(count, splits), judge, type, rate);
     }
 
-    /** Records in ranges of these sizes, in index order; one of {@link #UNBOUNDED} size alone makes it unbounded. */
-    public IndexedSource(GeneratorFunction<Long, RawRecord> records, long[] splitSizes, RecordJudge<T> judge, TypeInformation<T> type,
+    /**
+     * Records in ranges of these sizes, in index order; one of {@link #UNBOUNDED} size alone makes
+     * it unbounded.
+     */
+    public IndexedSource(
+            GeneratorFunction<Long, RawRecord> records,
+            long[] splitSizes,
+            RecordJudge<T> judge,
+            TypeInformation<T> type,
             RateLimiterStrategy rate) {
-        if (splitSizes.length < 1 || (splitSizes.length > 1 && Arrays.stream(splitSizes).anyMatch(n -> n == UNBOUNDED))) {
-            throw new IllegalArgumentException("an indexed source has at least one split, and exactly one when unbounded");
+        if (splitSizes.length < 1
+                || (splitSizes.length > 1
+                        && Arrays.stream(splitSizes).anyMatch(n -> n == UNBOUNDED))) {
+            throw new IllegalArgumentException(
+                    "an indexed source has at least one split, and exactly one when unbounded");
         }
         this.records = records;
         this.splitSizes = splitSizes.clone();
@@ -68,11 +87,13 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
 
     private static long[] evenly(long count, int splits) {
         if (splits < 1 || (count == UNBOUNDED && splits != 1)) {
-            throw new IllegalArgumentException("an indexed source has at least one split, and exactly one when unbounded");
+            throw new IllegalArgumentException(
+                    "an indexed source has at least one split, and exactly one when unbounded");
         }
         long[] sizes = new long[splits];
         for (int i = 0; i < splits; i++) {
-            sizes[i] = count == UNBOUNDED ? UNBOUNDED : count / splits + (i < count % splits ? 1 : 0);
+            sizes[i] =
+                    count == UNBOUNDED ? UNBOUNDED : count / splits + (i < count % splits ? 1 : 0);
         }
         return sizes;
     }
@@ -83,13 +104,18 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
     }
 
     @Override
-    public SourceReader<T, IndexedSplit> createReader(SourceReaderContext context) throws Exception {
+    public SourceReader<T, IndexedSplit> createReader(SourceReaderContext context)
+            throws Exception {
         records.open(context);
-        return new IndexedReader<>(records, judge, rate == null ? null : rate.createRateLimiter(context.currentParallelism()));
+        return new IndexedReader<>(
+                records,
+                judge,
+                rate == null ? null : rate.createRateLimiter(context.currentParallelism()));
     }
 
     @Override
-    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> createEnumerator(SplitEnumeratorContext<IndexedSplit> context) {
+    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> createEnumerator(
+            SplitEnumeratorContext<IndexedSplit> context) {
         List<IndexedSplit> all = new ArrayList<>();
         long from = 0;
         for (int i = 0; i < splitSizes.length; i++) {
@@ -101,8 +127,8 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
     }
 
     @Override
-    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> restoreEnumerator(SplitEnumeratorContext<IndexedSplit> context,
-            Collection<IndexedSplit> unassigned) {
+    public SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> restoreEnumerator(
+            SplitEnumeratorContext<IndexedSplit> context, Collection<IndexedSplit> unassigned) {
         return new Enumerator(context, unassigned);
     }
 
@@ -125,11 +151,13 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
      * Hands every split to a reader when the reader registers, split i to reader i mod parallelism,
      * so a reader holds its splits from the start and can read them in turn.
      */
-    private static final class Enumerator implements SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> {
+    private static final class Enumerator
+            implements SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> {
         private final SplitEnumeratorContext<IndexedSplit> context;
         private final List<IndexedSplit> unassigned;
 
-        Enumerator(SplitEnumeratorContext<IndexedSplit> context, Collection<IndexedSplit> unassigned) {
+        Enumerator(
+                SplitEnumeratorContext<IndexedSplit> context, Collection<IndexedSplit> unassigned) {
             this.context = context;
             this.unassigned = new ArrayList<>(unassigned);
         }
@@ -169,10 +197,15 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
         public void close() {}
     }
 
-    /** Version 2: the splits, each as {@link IndexedSplit.Serializer} writes it. Version 1: DataGeneratorSource's. */
-    static final class EnumeratorStateSerializer implements SimpleVersionedSerializer<Collection<IndexedSplit>> {
-        private static final SimpleVersionedSerializer<Collection<NumberSequenceSource.NumberSequenceSplit>> LEGACY =
-                new NumberSequenceSource(0, 0).getEnumeratorCheckpointSerializer();
+    /**
+     * Version 2: the splits, each as {@link IndexedSplit.Serializer} writes it. Version 1:
+     * DataGeneratorSource's.
+     */
+    static final class EnumeratorStateSerializer
+            implements SimpleVersionedSerializer<Collection<IndexedSplit>> {
+        private static final SimpleVersionedSerializer<
+                        Collection<NumberSequenceSource.NumberSequenceSplit>>
+                LEGACY = new NumberSequenceSource(0, 0).getEnumeratorCheckpointSerializer();
         private final IndexedSplit.Serializer splits = new IndexedSplit.Serializer();
 
         @Override
@@ -196,7 +229,8 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
         public Collection<IndexedSplit> deserialize(int version, byte[] bytes) throws IOException {
             List<IndexedSplit> out = new ArrayList<>();
             if (version == 1) {
-                LEGACY.deserialize(version, bytes).forEach(s -> out.add(IndexedSplit.fromLegacy(s)));
+                LEGACY.deserialize(version, bytes)
+                        .forEach(s -> out.add(IndexedSplit.fromLegacy(s)));
                 return out;
             }
             DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -207,7 +241,9 @@ public final class IndexedSource<T> implements Source<T, IndexedSplit, Collectio
                 out.add(splits.deserialize(version, split));
             }
             if (in.available() > 0) {
-                throw new IOException(in.available() + " trailing bytes after the indexed source's enumerator state");
+                throw new IOException(
+                        in.available()
+                                + " trailing bytes after the indexed source's enumerator state");
             }
             return out;
         }

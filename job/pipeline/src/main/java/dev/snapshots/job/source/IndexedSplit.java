@@ -9,7 +9,10 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
-/** A range of record indexes [next, end) of an {@link IndexedSource} and how far its events have come. */
+/**
+ * A range of record indexes [next, end) of an {@link IndexedSource} and how far its events have
+ * come.
+ */
 @Internal
 public final class IndexedSplit implements SourceSplit {
     private final String id;
@@ -41,14 +44,22 @@ public final class IndexedSplit implements SourceSplit {
         return progress;
     }
 
-    /** A range DataGeneratorSource checkpointed (its "to" is inclusive), which resumes with no progress. */
+    /**
+     * A range DataGeneratorSource checkpointed (its "to" is inclusive), which resumes with no
+     * progress.
+     */
     static IndexedSplit fromLegacy(NumberSequenceSource.NumberSequenceSplit legacy) {
-        return new IndexedSplit(legacy.splitId(), legacy.from(), legacy.to() + 1, SplitProgress.none());
+        return new IndexedSplit(
+                legacy.splitId(), legacy.from(), legacy.to() + 1, SplitProgress.none());
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof IndexedSplit s && s.id.equals(id) && s.next == next && s.end == end && s.progress.equals(progress);
+        return o instanceof IndexedSplit s
+                && s.id.equals(id)
+                && s.next == next
+                && s.end == end
+                && s.progress.equals(progress);
     }
 
     @Override
@@ -62,14 +73,14 @@ public final class IndexedSplit implements SourceSplit {
     }
 
     /**
-     * Version 2: id, next, end, progress. Version 1 is what Flink's DataGeneratorSource wrote
-     * (a NumberSequenceSplit) before splits carried their progress; such a split resumes with none.
+     * Version 2: id, next, end, progress. Version 1 is what Flink's DataGeneratorSource wrote (a
+     * NumberSequenceSplit) before splits carried their progress; such a split resumes with none.
      */
     public static final class Serializer implements SimpleVersionedSerializer<IndexedSplit> {
         static final int VERSION = 2;
         private static final int NUMBER_SEQUENCE = 1;
-        private static final SimpleVersionedSerializer<NumberSequenceSource.NumberSequenceSplit> LEGACY =
-                new NumberSequenceSource(0, 0).getSplitSerializer();
+        private static final SimpleVersionedSerializer<NumberSequenceSource.NumberSequenceSplit>
+                LEGACY = new NumberSequenceSource(0, 0).getSplitSerializer();
 
         @Override
         public int getVersion() {
@@ -92,10 +103,17 @@ public final class IndexedSplit implements SourceSplit {
                 return fromLegacy(LEGACY.deserialize(version, bytes));
             }
             if (version != VERSION) {
-                throw new IOException("IndexedSplit version " + version + " is newer than this release reads (" + VERSION + ")");
+                throw new IOException(
+                        "IndexedSplit version "
+                                + version
+                                + " is newer than this release reads ("
+                                + VERSION
+                                + ")");
             }
             DataInputDeserializer in = new DataInputDeserializer(bytes);
-            IndexedSplit split = new IndexedSplit(in.readUTF(), in.readLong(), in.readLong(), SplitProgress.read(in));
+            IndexedSplit split =
+                    new IndexedSplit(
+                            in.readUTF(), in.readLong(), in.readLong(), SplitProgress.read(in));
             if (in.available() > 0) {
                 throw new IOException(in.available() + " trailing bytes after an IndexedSplit");
             }

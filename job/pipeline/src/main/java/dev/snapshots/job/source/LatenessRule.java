@@ -6,20 +6,21 @@ import org.apache.flink.annotation.Internal;
 /**
  * When an event is late, judged per split against that split's {@link SplitProgress}.
  *
- * <p>A split's watermark trails the highest event time it delivered by the out-of-orderness
- * bound; an event whose window ends at or before it is late. Idleness is judged by arrival time,
- * the clock Kinesis writes into every record: a split with no record for longer than the idleness
- * timeout may have had its watermark moved on with the wall clock while it was quiet (see
- * {@link #idleWatermark}), so the first record after such a gap raises the watermark to where that
- * could have taken it. Both rules read only the split's own records, so a replay, a second
- * deployment or a run with another split assignment judges exactly the same events late; and the
- * watermarks a source emits never pass a window that a later on-time record of the split could
- * still need.
+ * <p>A split's watermark trails the highest event time it delivered by the out-of-orderness bound;
+ * an event whose window ends at or before it is late. Idleness is judged by arrival time, the clock
+ * Kinesis writes into every record: a split with no record for longer than the idleness timeout may
+ * have had its watermark moved on with the wall clock while it was quiet (see {@link
+ * #idleWatermark}), so the first record after such a gap raises the watermark to where that could
+ * have taken it. Both rules read only the split's own records, so a replay, a second deployment or
+ * a run with another split assignment judges exactly the same events late; and the watermarks a
+ * source emits never pass a window that a later on-time record of the split could still need.
  *
- * @param idlenessMillis 0: a quiet split is never idle and holds windows back until it delivers again
+ * @param idlenessMillis 0: a quiet split is never idle and holds windows back until it delivers
+ *     again
  */
 @Internal
-public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long idlenessMillis) implements Serializable {
+public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long idlenessMillis)
+        implements Serializable {
 
     /** Every record, event or not, is first recorded as arrived. */
     public void arrive(SplitProgress p, long arrivalMillis) {
@@ -30,7 +31,8 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
     }
 
     public boolean isLate(SplitProgress p, long eventTimeMillis) {
-        long windowEnd = eventTimeMillis - Math.floorMod(eventTimeMillis, windowMillis) + windowMillis;
+        long windowEnd =
+                eventTimeMillis - Math.floorMod(eventTimeMillis, windowMillis) + windowMillis;
         return windowEnd - 1 <= p.watermark();
     }
 
@@ -46,7 +48,9 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
      * least as far ({@link #arrive}), so nothing on time for the split is behind this.
      */
     public long idleWatermark(SplitProgress p, long caughtUpToMillis) {
-        return quietSince(p, caughtUpToMillis) ? Math.max(p.watermark(), quietWatermark(caughtUpToMillis)) : p.watermark();
+        return quietSince(p, caughtUpToMillis)
+                ? Math.max(p.watermark(), quietWatermark(caughtUpToMillis))
+                : p.watermark();
     }
 
     /**
@@ -59,7 +63,9 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
     }
 
     private boolean quietSince(SplitProgress p, long millis) {
-        return idlenessMillis > 0 && p.maxArrival() != Long.MIN_VALUE && millis - p.maxArrival() > idlenessMillis;
+        return idlenessMillis > 0
+                && p.maxArrival() != Long.MIN_VALUE
+                && millis - p.maxArrival() > idlenessMillis;
     }
 
     private long quietWatermark(long millis) {

@@ -5,8 +5,8 @@ import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceOutput;
 
 /**
- * What a source makes of one raw record, judged against its split's progress: the job's parsing
- * and its lateness rule, kept out of the sources so that every source applies the same one.
+ * What a source makes of one raw record, judged against its split's progress: the job's parsing and
+ * its lateness rule, kept out of the sources so that every source applies the same one.
  */
 @Internal
 public interface RecordJudge<T> extends Serializable {

@@ -10,14 +10,15 @@ import org.apache.flink.core.memory.DataOutputView;
  * How far one split (a Kinesis shard, a generator range) has come: the watermark its own records
  * imply and the latest arrival among them. Lateness is judged against this and nothing else, so
  * whether an event is late is a function of its own split's record sequence: not of which other
- * splits share its subtask, the order splits were assigned in, or how reads interleave. It lives
- * in the split's checkpointed state, so it survives restores, rescales and reassignment, and a
- * child shard starts from its parents' ({@link #inherit}).
+ * splits share its subtask, the order splits were assigned in, or how reads interleave. It lives in
+ * the split's checkpointed state, so it survives restores, rescales and reassignment, and a child
+ * shard starts from its parents' ({@link #inherit}).
  */
 @Internal
 public final class SplitProgress {
     /** Events whose window ends at or before this are late. Only rises. */
     private long watermark;
+
     /** The latest arrival time of any record of this split (or its parents). */
     private long maxArrival;
 
@@ -72,7 +73,9 @@ public final class SplitProgress {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof SplitProgress p && p.watermark == watermark && p.maxArrival == maxArrival;
+        return o instanceof SplitProgress p
+                && p.watermark == watermark
+                && p.maxArrival == maxArrival;
     }
 
     @Override

@@ -1,9 +1,9 @@
 package dev.snapshots.job.ingest;
 
-import dev.snapshots.job.source.TelemetryGenerator;
-import dev.snapshots.job.source.RawRecord;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.job.source.RawRecord;
+import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.testkit.RandomInputs;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -16,9 +16,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Bad input gets a named reason and never an exception; good input parses to what was meant. */
 class EventParserTest {
     private static final int MAX_BYTES = 4096;
-    private static final EventParser PARSER = new EventParser(MAX_BYTES, 3_600_000L, 7 * 86_400_000L);
+    private static final EventParser PARSER =
+            new EventParser(MAX_BYTES, 3_600_000L, 7 * 86_400_000L);
     private static final TelemetryGenerator GENERATOR =
-            new TelemetryGenerator(TelemetryGenerator.START_MILLIS, 7, 20, 300_000, 100, 3, 11, 10_000, MAX_BYTES);
+            new TelemetryGenerator(
+                    TelemetryGenerator.START_MILLIS, 7, 20, 300_000, 100, 3, 11, 10_000, MAX_BYTES);
 
     @Test
     void everyKindOfMalformedRecordGetsItsOwnReason() {
@@ -28,7 +30,9 @@ class EventParserTest {
             if (truth.bad() != null) {
                 EventParser.Result result = PARSER.parse(GENERATOR.map(i));
                 assertThat(result.event()).as("record %s (%s)", i, truth.bad()).isNull();
-                assertThat(result.rejection()).as("record %s (%s)", i, truth.bad()).isEqualTo(truth.bad().expected);
+                assertThat(result.rejection())
+                        .as("record %s (%s)", i, truth.bad())
+                        .isEqualTo(truth.bad().expected);
                 seen++;
             }
         }
@@ -65,25 +69,45 @@ class EventParserTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("twoThousandSeeds")
     void arbitraryBytesNeverThrowAndGetExactlyOneOutcome(long seed) {
-        EventParser.Result result = PARSER.parse(new RawRecord("fuzz:1", 1_796_047_500_000L, junk(new RandomInputs(seed))));
-        assertThat(result.event() == null).as("seed %d: %s", seed, result).isNotEqualTo(result.rejection() == null);
+        EventParser.Result result =
+                PARSER.parse(
+                        new RawRecord("fuzz:1", 1_796_047_500_000L, junk(new RandomInputs(seed))));
+        assertThat(result.event() == null)
+                .as("seed %d: %s", seed, result)
+                .isNotEqualTo(result.rejection() == null);
     }
 
     @Test
     void timestampsInBothFormsAndOffsetsAreAccepted() {
-        assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30T14:05:03.250+01:00\",\"value\":1}").event().timestampMillis)
+        assertThat(
+                        parse(
+                                        "{\"device\":\"d\",\"ts\":\"2026-11-30T14:05:03.250+01:00\",\"value\":1}")
+                                .event()
+                                .timestampMillis)
                 .isEqualTo(Instant.parse("2026-11-30T13:05:03.250Z").toEpochMilli());
-        assertThat(parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":1}").event().timestampMillis).isEqualTo(1796047503250L);
-        assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30 14:05\",\"value\":1}").rejection()).isEqualTo(Rejection.BAD_TIMESTAMP);
-        assertThat(parse("{\"device\":\"d\",\"ts\":1.5,\"value\":1}").rejection()).isEqualTo(Rejection.BAD_TIMESTAMP);
-        assertThat(parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":-Infinity}").rejection()).isEqualTo(Rejection.NOT_FINITE);
-        assertThat(parse("{\"device\":7,\"ts\":1796047503250,\"value\":1}").rejection()).isEqualTo(Rejection.WRONG_TYPE);
-        assertThat(parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":1} trailing").rejection()).isEqualTo(Rejection.NOT_JSON);
+        assertThat(
+                        parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":1}")
+                                .event()
+                                .timestampMillis)
+                .isEqualTo(1796047503250L);
+        assertThat(parse("{\"device\":\"d\",\"ts\":\"2026-11-30 14:05\",\"value\":1}").rejection())
+                .isEqualTo(Rejection.BAD_TIMESTAMP);
+        assertThat(parse("{\"device\":\"d\",\"ts\":1.5,\"value\":1}").rejection())
+                .isEqualTo(Rejection.BAD_TIMESTAMP);
+        assertThat(parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":-Infinity}").rejection())
+                .isEqualTo(Rejection.NOT_FINITE);
+        assertThat(parse("{\"device\":7,\"ts\":1796047503250,\"value\":1}").rejection())
+                .isEqualTo(Rejection.WRONG_TYPE);
+        assertThat(
+                        parse("{\"device\":\"d\",\"ts\":1796047503250,\"value\":1} trailing")
+                                .rejection())
+                .isEqualTo(Rejection.NOT_JSON);
         assertThat(parse("").rejection()).isEqualTo(Rejection.NOT_JSON);
     }
 
     private static EventParser.Result parse(String json) {
-        return PARSER.parse(new RawRecord("t:1", 1_796_047_500_000L, json.getBytes(StandardCharsets.UTF_8)));
+        return PARSER.parse(
+                new RawRecord("t:1", 1_796_047_500_000L, json.getBytes(StandardCharsets.UTF_8)));
     }
 
     /**

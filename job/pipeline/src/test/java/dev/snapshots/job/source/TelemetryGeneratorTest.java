@@ -12,9 +12,14 @@ class TelemetryGeneratorTest {
     @Test
     void eachWindowHoldsExactlyEventsPerWindowArrivals() {
         for (int perWindow : new int[] {7, 1000, 300_000, 2_000_000}) {
-            TelemetryGenerator g = new TelemetryGenerator(0, 1, 10, WINDOW, perWindow, 0, 0, 0, 65536);
-            assertThat(g.arrival(perWindow - 1)).as("last record of window 0, %d per window", perWindow).isLessThan(WINDOW);
-            assertThat(g.arrival(perWindow)).as("first record of window 1, %d per window", perWindow).isEqualTo(WINDOW);
+            TelemetryGenerator g =
+                    new TelemetryGenerator(0, 1, 10, WINDOW, perWindow, 0, 0, 0, 65536);
+            assertThat(g.arrival(perWindow - 1))
+                    .as("last record of window 0, %d per window", perWindow)
+                    .isLessThan(WINDOW);
+            assertThat(g.arrival(perWindow))
+                    .as("first record of window 1, %d per window", perWindow)
+                    .isEqualTo(WINDOW);
             assertThat(g.arrival(3L * perWindow)).isEqualTo(3 * WINDOW);
         }
     }

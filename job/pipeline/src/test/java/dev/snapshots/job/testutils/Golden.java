@@ -6,9 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Bytes a serializer wrote on the day a format version was introduced, kept in
- * {@code src/test/resources/golden}: a savepoint holding them must restore in every later release.
- * {@code -Dgolden.write=true} writes a new version's file; an existing file is never rewritten.
+ * Bytes a serializer wrote on the day a format version was introduced, kept in {@code
+ * src/test/resources/golden}: a savepoint holding them must restore in every later release. {@code
+ * -Dgolden.write=true} writes a new version's file; an existing file is never rewritten.
  */
 public final class Golden {
     private static final Path DIR = Path.of("src/test/resources/golden");
@@ -24,7 +24,11 @@ public final class Golden {
             }
             return Files.readAllBytes(file);
         } catch (IOException e) {
-            throw new UncheckedIOException("golden file " + file + " is missing: run once with -Dgolden.write=true when a format version is added", e);
+            throw new UncheckedIOException(
+                    "golden file "
+                            + file
+                            + " is missing: run once with -Dgolden.write=true when a format version is added",
+                    e);
         }
     }
 }

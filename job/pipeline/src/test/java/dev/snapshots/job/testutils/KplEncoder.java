@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * Writes Kinesis Producer Library aggregates as the KPL documents them ("KPL Aggregated Record
  * Format"): magic F3 89 9A C2, then the protobuf {@code AggregatedRecord} (field 1: partition key
- * table; 3: records, each with partition_key_index = 1 and data = 3), then the MD5 of the
- * protobuf bytes. Written here from that description, apart from the decoder it tests.
+ * table; 3: records, each with partition_key_index = 1 and data = 3), then the MD5 of the protobuf
+ * bytes. Written here from that description, apart from the decoder it tests.
  */
 public final class KplEncoder {
     private KplEncoder() {}

@@ -1,10 +1,10 @@
 package dev.snapshots.store.s3;
 
+import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
 import dev.snapshots.store.StoreSpec;
-import dev.snapshots.key.ObjectKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -27,11 +27,12 @@ import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsPro
 import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.StandardRetryStrategy;
@@ -41,20 +42,19 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
-import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.services.s3.model.S3Exception;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 
 /**
  * S3 (or any S3-compatible server with conditional writes) through the AWS SDK v2.
  *
  * <p>Staging keeps the content as a plain object under {@code _staging/} and starts a multipart
- * upload from it that is not completed; promoting is {@code CompleteMultipartUpload} with
- * {@code If-None-Match: *}, and an upload that vanished is started again from the copy. Content is
- * one part of any size (S3 allows one part below the 5 MiB minimum), so a committable carries one
- * ETag. The SDK's own retries are off: the sink's committer retries with backoff and counts them.
+ * upload from it that is not completed; promoting is {@code CompleteMultipartUpload} with {@code
+ * If-None-Match: *}, and an upload that vanished is started again from the copy. Content is one
+ * part of any size (S3 allows one part below the 5 MiB minimum), so a committable carries one ETag.
+ * The SDK's own retries are off: the sink's committer retries with backoff and counts them.
  */
 @PublicEvolving
 public final class S3ObjectStore implements ObjectStore {
@@ -67,17 +67,23 @@ public final class S3ObjectStore implements ObjectStore {
     private final String description;
 
     S3ObjectStore(StoreSpec spec) {
-        S3ClientBuilder builder = S3Client.builder()
-                .httpClientBuilder(ApacheHttpClient.builder()
-                        .connectionTimeout(Duration.ofSeconds(5))
-                        .socketTimeout(Duration.ofSeconds(30))
-                        .maxConnections(16))
-                .overrideConfiguration(o -> o.retryStrategy(resendOnStaleConnection())
-                        .apiCallAttemptTimeout(Duration.ofSeconds(60)))
-                // Checksums only where S3 requires them: S3-compatible servers reject trailing checksums.
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
-        spec.endpoint().ifPresent(e -> builder.endpointOverride(URI.create(e)).forcePathStyle(true));
+        S3ClientBuilder builder =
+                S3Client.builder()
+                        .httpClientBuilder(
+                                ApacheHttpClient.builder()
+                                        .connectionTimeout(Duration.ofSeconds(5))
+                                        .socketTimeout(Duration.ofSeconds(30))
+                                        .maxConnections(16))
+                        .overrideConfiguration(
+                                o ->
+                                        o.retryStrategy(resendOnStaleConnection())
+                                                .apiCallAttemptTimeout(Duration.ofSeconds(60)))
+                        // Checksums only where S3 requires them: S3-compatible servers reject
+                        // trailing checksums.
+                        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
+        spec.endpoint()
+                .ifPresent(e -> builder.endpointOverride(URI.create(e)).forcePathStyle(true));
         if (spec.endpoint().map(S3ObjectStore::isLoopback).orElse(false)) {
             builder.credentialsProvider(localCredentials());
         }
@@ -87,19 +93,25 @@ public final class S3ObjectStore implements ObjectStore {
         this.s3 = builder.build();
         this.bucket = spec.uri().getHost();
         String path = Optional.ofNullable(spec.uri().getPath()).orElse("").replaceAll("^/+", "");
-        this.prefix = path.isEmpty() || path.endsWith("/") ? path : path + "/"; // the key prefix, empty or ending in '/'
+        this.prefix =
+                path.isEmpty() || path.endsWith("/")
+                        ? path
+                        : path + "/"; // the key prefix, empty or ending in '/'
 
         this.description = spec.toString();
     }
 
     /**
-     * For an S3 on this machine (S3Proxy, MinIO), which may run without authorization while the
-     * SDK still signs every request: configured credentials if there are any, else placeholders.
-     * Container and instance credentials are skipped, since they cannot be meant for a local server.
+     * For an S3 on this machine (S3Proxy, MinIO), which may run without authorization while the SDK
+     * still signs every request: configured credentials if there are any, else placeholders.
+     * Container and instance credentials are skipped, since they cannot be meant for a local
+     * server.
      */
     private static AwsCredentialsProvider localCredentials() {
-        return AwsCredentialsProviderChain.of(SystemPropertyCredentialsProvider.create(),
-                EnvironmentVariableCredentialsProvider.create(), ProfileCredentialsProvider.create(),
+        return AwsCredentialsProviderChain.of(
+                SystemPropertyCredentialsProvider.create(),
+                EnvironmentVariableCredentialsProvider.create(),
+                ProfileCredentialsProvider.create(),
                 StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")));
     }
 
@@ -113,45 +125,73 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     /**
-     * The SDK retries once, at once, and only when a pooled connection turns out to be closed
-     * (a server may close it after answering a conditional write early with 412). Nothing reached
-     * the server then. Every other failure goes to the caller, whose backoff counts it.
+     * The SDK retries once, at once, and only when a pooled connection turns out to be closed (a
+     * server may close it after answering a conditional write early with 412). Nothing reached the
+     * server then. Every other failure goes to the caller, whose backoff counts it.
      */
     private static RetryStrategy resendOnStaleConnection() {
         return StandardRetryStrategy.builder()
                 .maxAttempts(2)
                 .backoffStrategy(BackoffStrategy.retryImmediately())
                 .circuitBreakerEnabled(false)
-                .retryOnException(e -> e instanceof SdkClientException && e.getCause() instanceof SocketException)
+                .retryOnException(
+                        e ->
+                                e instanceof SdkClientException
+                                        && e.getCause() instanceof SocketException)
                 .build();
     }
 
     /**
      * Keeps a durable copy under {@code _staging/} (one PUT, with the metadata), then starts the
-     * upload from it server-side: the content crosses the network once. The upload makes the
-     * commit one request; the copy makes the part publishable as long as the copy is kept.
+     * upload from it server-side: the content crosses the network once. The upload makes the commit
+     * one request; the copy makes the part publishable as long as the copy is kept.
      */
     @Override
-    public StagedObject stage(String key, byte[] content, Map<String, String> metadata) throws IOException {
+    public StagedObject stage(String key, byte[] content, Map<String, String> metadata)
+            throws IOException {
         String copy = ObjectKeys.stagingKey(key);
-        call("stage " + key, () -> s3.putObject(r -> r.bucket(bucket).key(prefix + copy).contentType(CONTENT_TYPE).metadata(metadata),
-                RequestBody.fromBytes(content)));
+        call(
+                "stage " + key,
+                () ->
+                        s3.putObject(
+                                r ->
+                                        r.bucket(bucket)
+                                                .key(prefix + copy)
+                                                .contentType(CONTENT_TYPE)
+                                                .metadata(metadata),
+                                RequestBody.fromBytes(content)));
         return upload(key, copy, metadata);
     }
 
     /** A one-part upload of {@code copy}'s content to {@code key}, not completed. */
-    private StagedObject upload(String key, String copy, Map<String, String> metadata) throws IOException {
-        String uploadId = call("start upload of " + key, () -> s3.createMultipartUpload(r -> r.bucket(bucket)
-                        .key(prefix + key)
-                        .contentType(CONTENT_TYPE)
-                        .metadata(metadata))
-                .uploadId());
+    private StagedObject upload(String key, String copy, Map<String, String> metadata)
+            throws IOException {
+        String uploadId =
+                call(
+                        "start upload of " + key,
+                        () ->
+                                s3.createMultipartUpload(
+                                                r ->
+                                                        r.bucket(bucket)
+                                                                .key(prefix + key)
+                                                                .contentType(CONTENT_TYPE)
+                                                                .metadata(metadata))
+                                        .uploadId());
         try {
-            String etag = call("copy " + copy + " into the upload of " + key, () -> s3.uploadPartCopy(r -> r
-                            .sourceBucket(bucket).sourceKey(prefix + copy)
-                            .destinationBucket(bucket).destinationKey(prefix + key)
-                            .uploadId(uploadId).partNumber(1))
-                    .copyPartResult().eTag());
+            String etag =
+                    call(
+                            "copy " + copy + " into the upload of " + key,
+                            () ->
+                                    s3.uploadPartCopy(
+                                                    r ->
+                                                            r.sourceBucket(bucket)
+                                                                    .sourceKey(prefix + copy)
+                                                                    .destinationBucket(bucket)
+                                                                    .destinationKey(prefix + key)
+                                                                    .uploadId(uploadId)
+                                                                    .partNumber(1))
+                                            .copyPartResult()
+                                            .eTag());
             return new StagedObject(key, uploadId, List.of(etag), copy);
         } catch (IOException e) {
             abortUpload(key, uploadId);
@@ -173,9 +213,23 @@ public final class S3ObjectStore implements ObjectStore {
             if (e.kind() != StoreException.Kind.STAGED_GONE || staged.copy().isEmpty()) {
                 throw e;
             }
-            Map<String, String> metadata = head(staged.copy()).orElseThrow(() -> new StoreException(StoreException.Kind.STAGED_GONE,
-                    "the upload for " + staged.key() + " and its staged copy " + staged.copy() + " are both gone", e)).metadata();
-            LOG.info("The upload for {} is gone; publishing from its staged copy {}", staged.key(), staged.copy());
+            Map<String, String> metadata =
+                    head(staged.copy())
+                            .orElseThrow(
+                                    () ->
+                                            new StoreException(
+                                                    StoreException.Kind.STAGED_GONE,
+                                                    "the upload for "
+                                                            + staged.key()
+                                                            + " and its staged copy "
+                                                            + staged.copy()
+                                                            + " are both gone",
+                                                    e))
+                            .metadata();
+            LOG.info(
+                    "The upload for {} is gone; publishing from its staged copy {}",
+                    staged.key(),
+                    staged.copy());
             StagedObject again = upload(staged.key(), staged.copy(), metadata);
             created = complete(again);
             if (!created) {
@@ -191,20 +245,38 @@ public final class S3ObjectStore implements ObjectStore {
     private boolean complete(StagedObject staged) throws IOException {
         List<CompletedPart> parts = new ArrayList<>();
         for (int i = 0; i < staged.partETags().size(); i++) {
-            parts.add(CompletedPart.builder().partNumber(i + 1).eTag(staged.partETags().get(i)).build());
+            parts.add(
+                    CompletedPart.builder()
+                            .partNumber(i + 1)
+                            .eTag(staged.partETags().get(i))
+                            .build());
         }
-        return created("promote " + staged.key(), () -> s3.completeMultipartUpload(r -> r.bucket(bucket)
-                .key(prefix + staged.key())
-                .uploadId(staged.handle())
-                .ifNoneMatch("*")
-                .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build())));
+        return created(
+                "promote " + staged.key(),
+                () ->
+                        s3.completeMultipartUpload(
+                                r ->
+                                        r.bucket(bucket)
+                                                .key(prefix + staged.key())
+                                                .uploadId(staged.handle())
+                                                .ifNoneMatch("*")
+                                                .multipartUpload(
+                                                        CompletedMultipartUpload.builder()
+                                                                .parts(parts)
+                                                                .build())));
     }
 
     @Override
     public void abort(StagedObject staged) throws IOException {
         try {
-            call("abort " + staged.key(), () -> s3.abortMultipartUpload(
-                    r -> r.bucket(bucket).key(prefix + staged.key()).uploadId(staged.handle())));
+            call(
+                    "abort " + staged.key(),
+                    () ->
+                            s3.abortMultipartUpload(
+                                    r ->
+                                            r.bucket(bucket)
+                                                    .key(prefix + staged.key())
+                                                    .uploadId(staged.handle())));
         } catch (StoreException e) {
             if (e.kind() != StoreException.Kind.STAGED_GONE) {
                 throw e;
@@ -223,40 +295,65 @@ public final class S3ObjectStore implements ObjectStore {
         }
     }
 
-    /** The staged copy of a published part is not needed any more; one left behind expires with the staging retention. */
+    /**
+     * The staged copy of a published part is not needed any more; one left behind expires with the
+     * staging retention.
+     */
     private void deleteQuietly(String copy) {
         try {
             delete(copy);
         } catch (IOException e) {
-            LOG.warn("Could not delete the staged copy {} of a published part; the bucket's staging retention removes it: {}",
-                    copy, e.getMessage());
+            LOG.warn(
+                    "Could not delete the staged copy {} of a published part; the bucket's staging retention removes it: {}",
+                    copy,
+                    e.getMessage());
         }
     }
 
     @Override
-    public boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata) throws IOException {
-        return created("put " + key, () -> s3.putObject(
-                r -> r.bucket(bucket).key(prefix + key).contentType(CONTENT_TYPE).metadata(metadata).ifNoneMatch("*"),
-                RequestBody.fromBytes(content)));
+    public boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata)
+            throws IOException {
+        return created(
+                "put " + key,
+                () ->
+                        s3.putObject(
+                                r ->
+                                        r.bucket(bucket)
+                                                .key(prefix + key)
+                                                .contentType(CONTENT_TYPE)
+                                                .metadata(metadata)
+                                                .ifNoneMatch("*"),
+                                RequestBody.fromBytes(content)));
     }
 
     @Override
-    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion) throws IOException {
-        return created("swap " + key, () -> s3.putObject(
-                r -> {
-                    r.bucket(bucket).key(prefix + key).contentType("application/json");
-                    expectedVersion.ifPresentOrElse(r::ifMatch, () -> r.ifNoneMatch("*"));
-                },
-                RequestBody.fromBytes(content)));
+    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
+            throws IOException {
+        return created(
+                "swap " + key,
+                () ->
+                        s3.putObject(
+                                r -> {
+                                    r.bucket(bucket)
+                                            .key(prefix + key)
+                                            .contentType("application/json");
+                                    expectedVersion.ifPresentOrElse(
+                                            r::ifMatch, () -> r.ifNoneMatch("*"));
+                                },
+                                RequestBody.fromBytes(content)));
     }
 
     @Override
     public Optional<ObjectInfo> head(String key) throws IOException {
         try {
-            HeadObjectResponse h = call("head " + key, () -> s3.headObject(r -> r.bucket(bucket).key(prefix + key)));
+            HeadObjectResponse h =
+                    call(
+                            "head " + key,
+                            () -> s3.headObject(r -> r.bucket(bucket).key(prefix + key)));
             return Optional.of(new ObjectInfo(key, h.contentLength(), h.eTag(), h.metadata()));
         } catch (StoreException e) {
-            if (e.getCause() instanceof S3Exception && ((S3Exception) e.getCause()).statusCode() == 404) {
+            if (e.getCause() instanceof S3Exception
+                    && ((S3Exception) e.getCause()).statusCode() == 404) {
                 return Optional.empty();
             }
             throw e;
@@ -272,10 +369,13 @@ public final class S3ObjectStore implements ObjectStore {
     public Optional<VersionedContent> get(String key) throws IOException {
         try {
             ResponseBytes<GetObjectResponse> bytes =
-                    call("get " + key, () -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(prefix + key)));
+                    call(
+                            "get " + key,
+                            () -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(prefix + key)));
             return Optional.of(new VersionedContent(bytes.asByteArray(), bytes.response().eTag()));
         } catch (StoreException e) {
-            if (e.getCause() instanceof S3Exception && ((S3Exception) e.getCause()).statusCode() == 404) {
+            if (e.getCause() instanceof S3Exception
+                    && ((S3Exception) e.getCause()).statusCode() == 404) {
                 return Optional.empty();
             }
             throw e;
@@ -284,43 +384,82 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public void list(String keyPrefix, Consumer<ObjectInfo> consumer) throws IOException {
-        ListObjectsV2Request request = ListObjectsV2Request.builder().bucket(bucket).prefix(prefix + keyPrefix).build();
-        call("list " + keyPrefix, () -> {
-            s3.listObjectsV2Paginator(request).contents().forEach(o -> consumer.accept(
-                    new ObjectInfo(o.key().substring(prefix.length()), o.size(), o.eTag(), Map.of())));
-            return null;
-        });
+        ListObjectsV2Request request =
+                ListObjectsV2Request.builder().bucket(bucket).prefix(prefix + keyPrefix).build();
+        call(
+                "list " + keyPrefix,
+                () -> {
+                    s3.listObjectsV2Paginator(request)
+                            .contents()
+                            .forEach(
+                                    o ->
+                                            consumer.accept(
+                                                    new ObjectInfo(
+                                                            o.key().substring(prefix.length()),
+                                                            o.size(),
+                                                            o.eTag(),
+                                                            Map.of())));
+                    return null;
+                });
     }
 
     @Override
     public void listDirectories(String keyPrefix, Consumer<String> consumer) throws IOException {
-        call("list directories under " + keyPrefix, () -> {
-            s3.listObjectsV2Paginator(r -> r.bucket(bucket).prefix(prefix + keyPrefix).delimiter("/")).commonPrefixes()
-                    .forEach(p -> consumer.accept(p.prefix().substring(prefix.length())));
-            return null;
-        });
+        call(
+                "list directories under " + keyPrefix,
+                () -> {
+                    s3.listObjectsV2Paginator(
+                                    r -> r.bucket(bucket).prefix(prefix + keyPrefix).delimiter("/"))
+                            .commonPrefixes()
+                            .forEach(p -> consumer.accept(p.prefix().substring(prefix.length())));
+                    return null;
+                });
     }
 
     /** Uploads not completed, and the staged copies of parts not yet published. */
     @Override
     public void listStaged(String keyPrefix, Consumer<StagedInfo> consumer) throws IOException {
         listUploads(keyPrefix, consumer);
-        call("list staged copies under " + keyPrefix, () -> {
-            s3.listObjectsV2Paginator(r -> r.bucket(bucket).prefix(prefix + ObjectKeys.STAGING_PREFIX + keyPrefix)).contents()
-                    .forEach(o -> {
-                        String copy = o.key().substring(prefix.length());
-                        consumer.accept(new StagedInfo(ObjectKeys.stagedPart(copy).orElse(copy), copy, o.lastModified()));
-                    });
-            return null;
-        });
+        call(
+                "list staged copies under " + keyPrefix,
+                () -> {
+                    s3.listObjectsV2Paginator(
+                                    r ->
+                                            r.bucket(bucket)
+                                                    .prefix(
+                                                            prefix
+                                                                    + ObjectKeys.STAGING_PREFIX
+                                                                    + keyPrefix))
+                            .contents()
+                            .forEach(
+                                    o -> {
+                                        String copy = o.key().substring(prefix.length());
+                                        consumer.accept(
+                                                new StagedInfo(
+                                                        ObjectKeys.stagedPart(copy).orElse(copy),
+                                                        copy,
+                                                        o.lastModified()));
+                                    });
+                    return null;
+                });
     }
 
     private void listUploads(String keyPrefix, Consumer<StagedInfo> consumer) throws IOException {
-        call("list uploads under " + keyPrefix, () -> {
-            s3.listMultipartUploadsPaginator(r -> r.bucket(bucket).prefix(prefix + keyPrefix)).uploads().forEach(u ->
-                    consumer.accept(new StagedInfo(u.key().substring(prefix.length()), u.uploadId(), u.initiated())));
-            return null;
-        });
+        call(
+                "list uploads under " + keyPrefix,
+                () -> {
+                    s3.listMultipartUploadsPaginator(
+                                    r -> r.bucket(bucket).prefix(prefix + keyPrefix))
+                            .uploads()
+                            .forEach(
+                                    u ->
+                                            consumer.accept(
+                                                    new StagedInfo(
+                                                            u.key().substring(prefix.length()),
+                                                            u.uploadId(),
+                                                            u.initiated())));
+                    return null;
+                });
     }
 
     /**
@@ -355,7 +494,8 @@ public final class S3ObjectStore implements ObjectStore {
             call(what, write);
             return true;
         } catch (StoreException e) {
-            if (e.getCause() instanceof S3Exception && ((S3Exception) e.getCause()).statusCode() == 412) {
+            if (e.getCause() instanceof S3Exception
+                    && ((S3Exception) e.getCause()).statusCode() == 412) {
                 return false;
             }
             throw e;
@@ -366,18 +506,27 @@ public final class S3ObjectStore implements ObjectStore {
         try {
             return call.run();
         } catch (S3Exception e) {
-            throw new StoreException(classify(e), what + " on " + description + " failed: " + e.getMessage(), e);
+            throw new StoreException(
+                    classify(e), what + " on " + description + " failed: " + e.getMessage(), e);
         } catch (SdkClientException | UncheckedIOException e) {
-            // No (complete) response: connection refused or dropped, or a timeout. Worth another try.
-            throw new StoreException(StoreException.Kind.TRANSIENT, what + " on " + description + " failed: " + e.getMessage(), e);
+            // No (complete) response: connection refused or dropped, or a timeout. Worth another
+            // try.
+            throw new StoreException(
+                    StoreException.Kind.TRANSIENT,
+                    what + " on " + description + " failed: " + e.getMessage(),
+                    e);
         } catch (SdkException e) {
-            throw new StoreException(StoreException.Kind.PERMANENT, what + " on " + description + " failed: " + e.getMessage(), e);
+            throw new StoreException(
+                    StoreException.Kind.PERMANENT,
+                    what + " on " + description + " failed: " + e.getMessage(),
+                    e);
         }
     }
 
     static StoreException.Kind classify(S3Exception e) {
         int status = e.statusCode();
-        String code = e.awsErrorDetails() == null ? "" : String.valueOf(e.awsErrorDetails().errorCode());
+        String code =
+                e.awsErrorDetails() == null ? "" : String.valueOf(e.awsErrorDetails().errorCode());
         if (status == 409) {
             return StoreException.Kind.CONFLICT;
         }

@@ -8,9 +8,9 @@ import java.util.Set;
 import org.apache.flink.annotation.PublicEvolving;
 
 /**
- * {@code s3://bucket/prefix}: S3, credentials from the default chain. Options: {@code endpoint}
- * for an S3-compatible server such as {@code http://127.0.0.1:9000} (path-style access is then
- * used), {@code region}.
+ * {@code s3://bucket/prefix}: S3, credentials from the default chain. Options: {@code endpoint} for
+ * an S3-compatible server such as {@code http://127.0.0.1:9000} (path-style access is then used),
+ * {@code region}.
  */
 @PublicEvolving
 public final class S3StoreFactory implements ObjectStoreFactory {
@@ -22,7 +22,8 @@ public final class S3StoreFactory implements ObjectStoreFactory {
     @Override
     public void validate(URI uri) {
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
-            throw new IllegalArgumentException("store URI '" + uri + "' needs a bucket, e.g. s3://my-bucket/snapshots");
+            throw new IllegalArgumentException(
+                    "store URI '" + uri + "' needs a bucket, e.g. s3://my-bucket/snapshots");
         }
     }
 

@@ -43,32 +43,49 @@ import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap
  * judged per subtask. Its checkpointed splits and enumerator state are read by this source.
  */
 @Internal
-public final class KinesisShardSource<T> implements Source<T, ShardSplit, ShardEnumeratorState>, ResultTypeQueryable<T> {
+public final class KinesisShardSource<T>
+        implements Source<T, ShardSplit, ShardEnumeratorState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
 
     /**
      * @param aws the connector's AWS client properties ({@code aws.region}, {@code aws.endpoint},
      *     {@code aws.credentials.provider}, ...)
      * @param initialPosition where a new job starts reading: TRIM_HORIZON or LATEST
-     * @param assignmentSeed 0: shards are assigned in shard id order; otherwise in an order shuffled by it
+     * @param assignmentSeed 0: shards are assigned in shard id order; otherwise in an order
+     *     shuffled by it
      */
-    public record Settings(String streamArn, Properties aws, String initialPosition, Duration discoveryInterval,
-            Duration pollInterval, long assignmentSeed) implements Serializable {
+    public record Settings(
+            String streamArn,
+            Properties aws,
+            String initialPosition,
+            Duration discoveryInterval,
+            Duration pollInterval,
+            long assignmentSeed)
+            implements Serializable {
         public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(10);
+
         /** Kinesis allows five GetRecords calls per second per shard. */
         public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
 
         public Settings {
             if (!Set.of("TRIM_HORIZON", "LATEST").contains(initialPosition)) {
-                throw new IllegalArgumentException("the initial position must be TRIM_HORIZON or LATEST, got " + initialPosition);
+                throw new IllegalArgumentException(
+                        "the initial position must be TRIM_HORIZON or LATEST, got "
+                                + initialPosition);
             }
         }
 
         KinesisClient client() {
-            SdkHttpClient http = AWSGeneralUtil.createSyncHttpClient(AttributeMap.builder().build(), ApacheHttpClient.builder());
+            SdkHttpClient http =
+                    AWSGeneralUtil.createSyncHttpClient(
+                            AttributeMap.builder().build(), ApacheHttpClient.builder());
             AWSGeneralUtil.validateAwsCredentials(aws);
-            return AWSClientUtil.createAwsSyncClient(aws, http, KinesisClient.builder(),
-                    "Canonical snapshots %s (%s) Kinesis source", "aws.kinesis.client.user-agent-prefix");
+            return AWSClientUtil.createAwsSyncClient(
+                    aws,
+                    http,
+                    KinesisClient.builder(),
+                    "Canonical snapshots %s (%s) Kinesis source",
+                    "aws.kinesis.client.user-agent-prefix");
         }
     }
 
@@ -90,18 +107,23 @@ public final class KinesisShardSource<T> implements Source<T, ShardSplit, ShardE
     @Override
     public SourceReader<T, ShardSplit> createReader(SourceReaderContext context) {
         Set<String> released = ConcurrentHashMap.newKeySet();
-        return new ShardReader<>(() -> new ShardFetcher(settings, released), new ShardEmitter<>(judge, context), released,
-                new Configuration(), context);
+        return new ShardReader<>(
+                () -> new ShardFetcher(settings, released),
+                new ShardEmitter<>(judge, context),
+                released,
+                new Configuration(),
+                context);
     }
 
     @Override
-    public SplitEnumerator<ShardSplit, ShardEnumeratorState> createEnumerator(SplitEnumeratorContext<ShardSplit> context) {
+    public SplitEnumerator<ShardSplit, ShardEnumeratorState> createEnumerator(
+            SplitEnumeratorContext<ShardSplit> context) {
         return new ShardEnumerator(context, settings, ShardEnumeratorState.initial());
     }
 
     @Override
-    public SplitEnumerator<ShardSplit, ShardEnumeratorState> restoreEnumerator(SplitEnumeratorContext<ShardSplit> context,
-            ShardEnumeratorState state) {
+    public SplitEnumerator<ShardSplit, ShardEnumeratorState> restoreEnumerator(
+            SplitEnumeratorContext<ShardSplit> context, ShardEnumeratorState state) {
         return new ShardEnumerator(context, settings, state);
     }
 

@@ -26,16 +26,29 @@ final class KplAggregate {
      * when it carries the magic bytes but does not check out.
      */
     static List<RawRecord> userRecords(String origin, long arrivalMillis, byte[] data) {
-        if (data.length < MAGIC.length || !Arrays.equals(data, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
+        if (data.length < MAGIC.length
+                || !Arrays.equals(data, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
             return List.of(new RawRecord(origin, arrivalMillis, data));
         }
         if (data.length < MAGIC.length + DIGEST_BYTES) {
-            return List.of(RawRecord.defective(origin, arrivalMillis, data, "KPL aggregate of " + data.length + " bytes has no room for its digest"));
+            return List.of(
+                    RawRecord.defective(
+                            origin,
+                            arrivalMillis,
+                            data,
+                            "KPL aggregate of "
+                                    + data.length
+                                    + " bytes has no room for its digest"));
         }
         int end = data.length - DIGEST_BYTES;
         byte[] digest = md5(data, MAGIC.length, end - MAGIC.length);
         if (!Arrays.equals(digest, 0, DIGEST_BYTES, data, end, data.length)) {
-            return List.of(RawRecord.defective(origin, arrivalMillis, data, "KPL aggregate's MD5 digest does not match its content"));
+            return List.of(
+                    RawRecord.defective(
+                            origin,
+                            arrivalMillis,
+                            data,
+                            "KPL aggregate's MD5 digest does not match its content"));
         }
         try {
             List<byte[]> payloads = new ArrayList<>();
@@ -52,7 +65,8 @@ final class KplAggregate {
                         }
                     }
                     if (payload == null) {
-                        throw new IllegalArgumentException("user record " + payloads.size() + " has no data");
+                        throw new IllegalArgumentException(
+                                "user record " + payloads.size() + " has no data");
                     }
                     payloads.add(payload);
                 } else {
@@ -65,7 +79,12 @@ final class KplAggregate {
             }
             return out;
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-            return List.of(RawRecord.defective(origin, arrivalMillis, data, "KPL aggregate is not a valid AggregatedRecord: " + e.getMessage()));
+            return List.of(
+                    RawRecord.defective(
+                            origin,
+                            arrivalMillis,
+                            data,
+                            "KPL aggregate is not a valid AggregatedRecord: " + e.getMessage()));
         }
     }
 
@@ -79,7 +98,10 @@ final class KplAggregate {
         }
     }
 
-    /** Just enough of the protobuf wire format to walk a message: tags, varints, length-delimited fields. */
+    /**
+     * Just enough of the protobuf wire format to walk a message: tags, varints, length-delimited
+     * fields.
+     */
     private static final class Protobuf {
         private final byte[] buf;
         private int pos;
@@ -121,11 +143,15 @@ final class KplAggregate {
                 case 0 -> varint();
                 case 1 -> pos += 8;
                 case 2 -> {
-                    int length = length(); // read before adding: "pos += length()" would add to the old pos
+                    int length =
+                            length(); // read before adding: "pos += length()" would add to the old
+                    // pos
                     pos += length;
                 }
                 case 5 -> pos += 4;
-                default -> throw new IllegalArgumentException("wire type " + wireType + " at byte " + pos);
+                default ->
+                        throw new IllegalArgumentException(
+                                "wire type " + wireType + " at byte " + pos);
             }
             if (pos > end) {
                 throw new IllegalArgumentException("a field runs past the end of its message");
@@ -135,7 +161,12 @@ final class KplAggregate {
         private int length() {
             long n = varint();
             if (n < 0 || n > end - pos) {
-                throw new IllegalArgumentException("a length of " + n + " at byte " + pos + " runs past the end of its message");
+                throw new IllegalArgumentException(
+                        "a length of "
+                                + n
+                                + " at byte "
+                                + pos
+                                + " runs past the end of its message");
             }
             return (int) n;
         }

@@ -37,14 +37,21 @@ final class ShardEmitter<T> implements RecordEmitter<ShardBatch, T, ShardSplitSt
     public void emitRecord(ShardBatch batch, SourceOutput<T> out, ShardSplitState shard) {
         for (Record r : batch.records()) {
             long arrival = r.approximateArrivalTimestamp().toEpochMilli();
-            for (RawRecord user : KplAggregate.userRecords(shard.shardId + ":" + r.sequenceNumber(), arrival, r.data().asByteArray())) {
+            for (RawRecord user :
+                    KplAggregate.userRecords(
+                            shard.shardId + ":" + r.sequenceNumber(),
+                            arrival,
+                            r.data().asByteArray())) {
                 judge.judge(user, shard.progress, out);
             }
             shard.position = StartingPosition.continueFromSequenceNumber(r.sequenceNumber());
         }
-        shard.watermark.advance(out, batch.atTip()
-                ? rule.idleWatermark(shard.progress, batch.polledAtMillis() - ARRIVAL_ALLOWANCE_MILLIS)
-                : shard.progress.watermark());
+        shard.watermark.advance(
+                out,
+                batch.atTip()
+                        ? rule.idleWatermark(
+                                shard.progress, batch.polledAtMillis() - ARRIVAL_ALLOWANCE_MILLIS)
+                        : shard.progress.watermark());
         if (batch.exhausted()) {
             shard.exhausted = true;
             context.sendSourceEventToCoordinator(finished(shard));
@@ -52,6 +59,7 @@ final class ShardEmitter<T> implements RecordEmitter<ShardBatch, T, ShardSplitSt
     }
 
     static ShardEvents.Finished finished(ShardSplitState shard) {
-        return new ShardEvents.Finished(shard.shardId, shard.progress.watermark(), shard.progress.maxArrival());
+        return new ShardEvents.Finished(
+                shard.shardId, shard.progress.watermark(), shard.progress.maxArrival());
     }
 }

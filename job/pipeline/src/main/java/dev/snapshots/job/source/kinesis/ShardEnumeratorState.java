@@ -17,11 +17,17 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 /**
  * What the enumerator knows of the stream's shards, checkpointed with the job.
  *
- * @param streamCreatedMillis when the stream was created: where a root shard's arrivals begin; MIN until read
+ * @param streamCreatedMillis when the stream was created: where a root shard's arrivals begin; MIN
+ *     until read
  * @param listed whether the first listing was seen (it alone takes the initial position)
- * @param legacyLastSeen restored from flink-connector-kinesis 4.3.0: the last shard it had assigned, until the next listing
+ * @param legacyLastSeen restored from flink-connector-kinesis 4.3.0: the last shard it had
+ *     assigned, until the next listing
  */
-record ShardEnumeratorState(long streamCreatedMillis, boolean listed, String legacyLastSeen, Map<String, Shard> shards) {
+record ShardEnumeratorState(
+        long streamCreatedMillis,
+        boolean listed,
+        String legacyLastSeen,
+        Map<String, Shard> shards) {
 
     /** Where a shard is in its life. */
     enum Status {
@@ -41,7 +47,13 @@ record ShardEnumeratorState(long streamCreatedMillis, boolean listed, String leg
      * @param progress where the shard ended (FINISHED, RELEASED)
      * @param started its reader announced it (ASSIGNED)
      */
-    record Shard(String id, List<String> parents, Status status, ShardSplit split, SplitProgress progress, boolean started) {
+    record Shard(
+            String id,
+            List<String> parents,
+            Status status,
+            ShardSplit split,
+            SplitProgress progress,
+            boolean started) {
         Shard with(Status s) {
             return new Shard(id, parents, s, split, progress, started);
         }
@@ -51,7 +63,10 @@ record ShardEnumeratorState(long streamCreatedMillis, boolean listed, String leg
         return new ShardEnumeratorState(Long.MIN_VALUE, false, null, new TreeMap<>());
     }
 
-    /** Version 1: ours. Version 0: flink-connector-kinesis 4.3.0's, its unassigned splits becoming ready ones. */
+    /**
+     * Version 1: ours. Version 0: flink-connector-kinesis 4.3.0's, its unassigned splits becoming
+     * ready ones.
+     */
     static final class Serializer implements SimpleVersionedSerializer<ShardEnumeratorState> {
         private static final ShardSplit.Serializer SPLITS = new ShardSplit.Serializer();
 
@@ -93,15 +108,29 @@ record ShardEnumeratorState(long streamCreatedMillis, boolean listed, String leg
         public ShardEnumeratorState deserialize(int version, byte[] bytes) throws IOException {
             if (version == ShardSplit.Serializer.CONNECTOR_4_3) {
                 KinesisStreamsSourceEnumeratorState legacy =
-                        new KinesisStreamsSourceEnumeratorStateSerializer(new KinesisShardSplitSerializer()).deserialize(version, bytes);
+                        new KinesisStreamsSourceEnumeratorStateSerializer(
+                                        new KinesisShardSplitSerializer())
+                                .deserialize(version, bytes);
                 Map<String, Shard> shards = new TreeMap<>();
                 for (KinesisShardSplit s : legacy.getUnassignedSplits()) {
-                    shards.put(s.getShardId(), new Shard(s.getShardId(), List.of(), Status.READY, ShardSplit.Serializer.fromLegacy(s), null, false));
+                    shards.put(
+                            s.getShardId(),
+                            new Shard(
+                                    s.getShardId(),
+                                    List.of(),
+                                    Status.READY,
+                                    ShardSplit.Serializer.fromLegacy(s),
+                                    null,
+                                    false));
                 }
-                return new ShardEnumeratorState(Long.MIN_VALUE, true, legacy.getLastSeenShardId(), shards);
+                return new ShardEnumeratorState(
+                        Long.MIN_VALUE, true, legacy.getLastSeenShardId(), shards);
             }
             if (version != ShardSplit.Serializer.VERSION) {
-                throw new IOException("Kinesis enumerator state version " + version + " is newer than this release reads");
+                throw new IOException(
+                        "Kinesis enumerator state version "
+                                + version
+                                + " is newer than this release reads");
             }
             DataInputDeserializer in = new DataInputDeserializer(bytes);
             long created = in.readLong();
@@ -128,7 +157,8 @@ record ShardEnumeratorState(long streamCreatedMillis, boolean listed, String leg
                 shards.put(id, new Shard(id, parents, status, split, progress, started));
             }
             if (in.available() > 0) {
-                throw new IOException(in.available() + " trailing bytes after the Kinesis enumerator state");
+                throw new IOException(
+                        in.available() + " trailing bytes after the Kinesis enumerator state");
             }
             return new ShardEnumeratorState(created, listed, legacyLastSeen, shards);
         }

@@ -6,18 +6,21 @@ import org.apache.flink.api.connector.source.SourceEvent;
 
 /**
  * The messages between the readers and the enumerator that hand a shard's place in event time over
- * to its children when Kinesis splits or merges it. A reader that reads a shard to its end keeps the
- * shard's watermark in place and says so ({@link Finished}); the enumerator gives the children that
- * shard's progress, and once every child has announced its watermark ({@link Started}) it lets the
- * parent go ({@link Release}). Until then no window can close over events the children still hold.
- * A merge parent whose co-parent is still being read holds nothing the co-parent does not ({@link
- * Idle}), which keeps alignment from pausing the co-parent forever. Every message is sent again
- * after a restore; receiving one twice changes nothing.
+ * to its children when Kinesis splits or merges it. A reader that reads a shard to its end keeps
+ * the shard's watermark in place and says so ({@link Finished}); the enumerator gives the children
+ * that shard's progress, and once every child has announced its watermark ({@link Started}) it lets
+ * the parent go ({@link Release}). Until then no window can close over events the children still
+ * hold. A merge parent whose co-parent is still being read holds nothing the co-parent does not
+ * ({@link Idle}), which keeps alignment from pausing the co-parent forever. Every message is sent
+ * again after a restore; receiving one twice changes nothing.
  */
 final class ShardEvents {
     private ShardEvents() {}
 
-    /** Reader to enumerator: the shard was read to its end; its children continue from this progress. */
+    /**
+     * Reader to enumerator: the shard was read to its end; its children continue from this
+     * progress.
+     */
     record Finished(String shardId, long watermark, long maxArrival) implements SourceEvent {
         SplitProgress progress() {
             return new SplitProgress(watermark, maxArrival);

@@ -33,8 +33,10 @@ import org.slf4j.LoggerFactory;
 final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
     private static final Logger LOG = LoggerFactory.getLogger(ShardFetcher.class);
     private static final int MAX_RECORDS = 10_000;
+
     /** The longest a fetch waits for a shard to be due before returning empty-handed. */
     private static final long MAX_WAIT_MILLIS = 500;
+
     private static final long MAX_BACKOFF_MILLIS = 10_000;
 
     private final KinesisShardSource.Settings settings;
@@ -61,7 +63,9 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
         }
     }
 
-    /** @param released shards the reader was told to drop, filled on the reader's thread */
+    /**
+     * @param released shards the reader was told to drop, filled on the reader's thread
+     */
     ShardFetcher(KinesisShardSource.Settings settings, Set<String> released) {
         this.settings = settings;
         this.released = released;
@@ -73,7 +77,9 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
         long deadline = System.currentTimeMillis() + MAX_WAIT_MILLIS;
         while (true) {
             Set<String> drop = new HashSet<>();
-            cursors.values().stream().filter(c -> c.exhausted && released.remove(c.shardId)).forEach(c -> drop.add(c.shardId));
+            cursors.values().stream()
+                    .filter(c -> c.exhausted && released.remove(c.shardId))
+                    .forEach(c -> drop.add(c.shardId));
             if (!drop.isEmpty()) {
                 drop.forEach(cursors::remove);
                 return new RecordsBySplits<>(Map.of(), drop);
@@ -129,19 +135,26 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
             String iterator = c.iterator;
             response = kinesis.getRecords(b -> b.shardIterator(iterator).limit(MAX_RECORDS));
         } catch (ExpiredIteratorException e) {
-            c.iterator = null; // five minutes without a call (a long pause): start again from the position
+            c.iterator = null; // five minutes without a call (a long pause): start again from the
+            // position
             return new RecordsBySplits<>(Map.of(), Set.of());
         } catch (ProvisionedThroughputExceededException | LimitExceededException e) {
-            c.backoffMillis = Math.min(MAX_BACKOFF_MILLIS, Math.max(2 * c.backoffMillis, settings.pollInterval().toMillis()));
+            c.backoffMillis =
+                    Math.min(
+                            MAX_BACKOFF_MILLIS,
+                            Math.max(2 * c.backoffMillis, settings.pollInterval().toMillis()));
             c.dueAtMillis = now + c.backoffMillis;
-            LOG.info("Kinesis throttled reads of {}; next try in {} ms", c.shardId, c.backoffMillis);
+            LOG.info(
+                    "Kinesis throttled reads of {}; next try in {} ms", c.shardId, c.backoffMillis);
             return new RecordsBySplits<>(Map.of(), Set.of());
         }
         c.backoffMillis = 0;
         c.dueAtMillis = now + settings.pollInterval().toMillis();
         List<Record> records = response.records();
         if (!records.isEmpty()) {
-            c.position = StartingPosition.continueFromSequenceNumber(records.get(records.size() - 1).sequenceNumber());
+            c.position =
+                    StartingPosition.continueFromSequenceNumber(
+                            records.get(records.size() - 1).sequenceNumber());
         }
         c.iterator = response.nextShardIterator();
         c.exhausted = c.iterator == null;
@@ -153,14 +166,18 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
 
     private String iterator(Cursor c) {
         StartingPosition p = c.position;
-        return kinesis.getShardIterator(b -> {
-            b.streamARN(settings.streamArn()).shardId(c.shardId).shardIteratorType(p.getShardIteratorType());
-            if (p.getShardIteratorType() == ShardIteratorType.AT_TIMESTAMP) {
-                b.timestamp((Instant) p.getStartingMarker());
-            } else if (p.getStartingMarker() != null) {
-                b.startingSequenceNumber((String) p.getStartingMarker());
-            }
-        }).shardIterator();
+        return kinesis.getShardIterator(
+                        b -> {
+                            b.streamARN(settings.streamArn())
+                                    .shardId(c.shardId)
+                                    .shardIteratorType(p.getShardIteratorType());
+                            if (p.getShardIteratorType() == ShardIteratorType.AT_TIMESTAMP) {
+                                b.timestamp((Instant) p.getStartingMarker());
+                            } else if (p.getStartingMarker() != null) {
+                                b.startingSequenceNumber((String) p.getStartingMarker());
+                            }
+                        })
+                .shardIterator();
     }
 
     @Override
@@ -171,7 +188,8 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
     }
 
     @Override
-    public void pauseOrResumeSplits(Collection<ShardSplit> toPause, Collection<ShardSplit> toResume) {
+    public void pauseOrResumeSplits(
+            Collection<ShardSplit> toPause, Collection<ShardSplit> toResume) {
         toPause.forEach(s -> paused.add(s.splitId()));
         toResume.forEach(s -> paused.remove(s.splitId()));
     }

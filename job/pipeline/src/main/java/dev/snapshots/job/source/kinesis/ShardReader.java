@@ -21,17 +21,27 @@ import org.apache.flink.core.io.InputStatus;
  * for a shard restored after being read to its end, that it finished, again). It drops or idles
  * finished shards when the enumerator says so.
  */
-final class ShardReader<T> extends SingleThreadMultiplexSourceReaderBase<ShardBatch, T, ShardSplit, ShardSplitState> {
+final class ShardReader<T>
+        extends SingleThreadMultiplexSourceReaderBase<ShardBatch, T, ShardSplit, ShardSplitState> {
     private final Set<String> released;
     private final Map<String, ShardSplitState> shards = new HashMap<>();
     private final List<String> toAnnounce = new ArrayList<>();
     private final List<String> toIdle = new ArrayList<>();
-    /** Whether this reader should say it is idle: told it has no shards, or its last shard was dropped. */
+
+    /**
+     * Whether this reader should say it is idle: told it has no shards, or its last shard was
+     * dropped.
+     */
     private boolean idle;
+
     private boolean saidIdle;
 
-    ShardReader(Supplier<SplitReader<ShardBatch, ShardSplit>> fetcher, ShardEmitter<T> emitter, Set<String> released,
-            Configuration config, SourceReaderContext context) {
+    ShardReader(
+            Supplier<SplitReader<ShardBatch, ShardSplit>> fetcher,
+            ShardEmitter<T> emitter,
+            Set<String> released,
+            Configuration config,
+            SourceReaderContext context) {
         super(fetcher, emitter, config, context);
         this.released = released;
     }
@@ -60,8 +70,12 @@ final class ShardReader<T> extends SingleThreadMultiplexSourceReaderBase<ShardBa
         for (String id : toAnnounce) {
             ShardSplitState shard = shards.get(id);
             if (shard != null) {
-                shard.watermark.advance(output.createOutputForSplit(id), shard.progress.watermark());
-                context.sendSourceEventToCoordinator(shard.exhausted ? ShardEmitter.finished(shard) : new ShardEvents.Started(id));
+                shard.watermark.advance(
+                        output.createOutputForSplit(id), shard.progress.watermark());
+                context.sendSourceEventToCoordinator(
+                        shard.exhausted
+                                ? ShardEmitter.finished(shard)
+                                : new ShardEvents.Started(id));
             }
         }
         toAnnounce.clear();
@@ -87,13 +101,17 @@ final class ShardReader<T> extends SingleThreadMultiplexSourceReaderBase<ShardBa
     @Override
     public void addSplits(List<ShardSplit> splits) {
         super.addSplits(splits);
-        splitFetcherManager.getQueue().notifyAvailable(); // announce them now, not when the first batch comes
+        splitFetcherManager
+                .getQueue()
+                .notifyAvailable(); // announce them now, not when the first batch comes
     }
 
     @Override
     public void handleSourceEvents(SourceEvent event) {
         if (event instanceof ShardEvents.Release release) {
-            release.shardIds().stream().filter(id -> shards.containsKey(id) && shards.get(id).exhausted).forEach(released::add);
+            release.shardIds().stream()
+                    .filter(id -> shards.containsKey(id) && shards.get(id).exhausted)
+                    .forEach(released::add);
         } else if (event instanceof ShardEvents.Idle finished) {
             toIdle.addAll(finished.shardIds());
             splitFetcherManager.getQueue().notifyAvailable();

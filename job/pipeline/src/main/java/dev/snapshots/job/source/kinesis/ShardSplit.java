@@ -25,7 +25,8 @@ public final class ShardSplit implements SourceSplit {
     private final SplitProgress progress;
     private final boolean exhausted;
 
-    public ShardSplit(String shardId, StartingPosition position, SplitProgress progress, boolean exhausted) {
+    public ShardSplit(
+            String shardId, StartingPosition position, SplitProgress progress, boolean exhausted) {
         this.shardId = shardId;
         this.position = position;
         this.progress = progress;
@@ -51,8 +52,11 @@ public final class ShardSplit implements SourceSplit {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ShardSplit s && s.shardId.equals(shardId) && s.position.equals(position)
-                && s.progress.equals(progress) && s.exhausted == exhausted;
+        return o instanceof ShardSplit s
+                && s.shardId.equals(shardId)
+                && s.position.equals(position)
+                && s.progress.equals(progress)
+                && s.exhausted == exhausted;
     }
 
     @Override
@@ -62,7 +66,14 @@ public final class ShardSplit implements SourceSplit {
 
     @Override
     public String toString() {
-        return "ShardSplit{" + shardId + ", " + position + ", " + progress + (exhausted ? ", exhausted" : "") + "}";
+        return "ShardSplit{"
+                + shardId
+                + ", "
+                + position
+                + ", "
+                + progress
+                + (exhausted ? ", exhausted" : "")
+                + "}";
     }
 
     /**
@@ -106,7 +117,12 @@ public final class ShardSplit implements SourceSplit {
                 return fromLegacy(LEGACY.deserialize(version, bytes));
             }
             if (version != VERSION) {
-                throw new IOException("ShardSplit version " + version + " is newer than this release reads (" + VERSION + ")");
+                throw new IOException(
+                        "ShardSplit version "
+                                + version
+                                + " is newer than this release reads ("
+                                + VERSION
+                                + ")");
             }
             DataInputDeserializer in = new DataInputDeserializer(bytes);
             String shardId = in.readUTF();
@@ -120,9 +136,11 @@ public final class ShardSplit implements SourceSplit {
             } else if (type == ShardIteratorType.TRIM_HORIZON) {
                 position = StartingPosition.fromStart();
             } else {
-                throw new IOException("a ShardSplit of " + shardId + " starts at " + type + " with no marker");
+                throw new IOException(
+                        "a ShardSplit of " + shardId + " starts at " + type + " with no marker");
             }
-            ShardSplit split = new ShardSplit(shardId, position, SplitProgress.read(in), in.readBoolean());
+            ShardSplit split =
+                    new ShardSplit(shardId, position, SplitProgress.read(in), in.readBoolean());
             if (in.available() > 0) {
                 throw new IOException(in.available() + " trailing bytes after a ShardSplit");
             }
@@ -130,7 +148,8 @@ public final class ShardSplit implements SourceSplit {
         }
 
         static ShardSplit fromLegacy(KinesisShardSplit legacy) {
-            return new ShardSplit(legacy.getShardId(), legacy.getStartingPosition(), SplitProgress.none(), false);
+            return new ShardSplit(
+                    legacy.getShardId(), legacy.getStartingPosition(), SplitProgress.none(), false);
         }
     }
 }

@@ -4,7 +4,10 @@ import dev.snapshots.job.source.SplitProgress;
 import dev.snapshots.job.source.SplitWatermark;
 import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 
-/** A shard being read, on the reader's thread: what a checkpoint of it holds, and the watermark it announced. */
+/**
+ * A shard being read, on the reader's thread: what a checkpoint of it holds, and the watermark it
+ * announced.
+ */
 final class ShardSplitState {
     final String shardId;
     StartingPosition position;

@@ -9,8 +9,8 @@ import org.apache.flink.annotation.Internal;
 
 /** Local directories the commands own (the demo's output, the local cluster's state). */
 @Internal
-public final class Directories {
-    private Directories() {}
+public final class FileTrees {
+    private FileTrees() {}
 
     public static void deleteRecursively(Path dir) throws IOException {
         if (!Files.exists(dir)) {

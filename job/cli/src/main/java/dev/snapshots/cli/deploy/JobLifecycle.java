@@ -1,0 +1,366 @@
+package dev.snapshots.cli.deploy;
+
+import dev.snapshots.cli.Audit;
+import dev.snapshots.cli.StoreArgs;
+import dev.snapshots.job.config.CommandLine;
+import dev.snapshots.job.config.JobConfig;
+import dev.snapshots.job.config.JobOptions;
+import dev.snapshots.progress.CurrentVersion;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+
+/**
+ * Running the job on a Flink cluster without ZooKeeper: {@code submit} (start, or resume from the
+ * latest retained checkpoint; what a JobManager container runs when it starts), {@code upgrade}
+ * (audit gate, stop-with-savepoint, roll, resume), {@code replay} (a new job version from a
+ * savepoint) and {@code promote} (switch readers to a version that has caught up).
+ *
+ * <p>Each pipeline and job version runs under one fixed job id, derived from both, so its
+ * checkpoints always land under {@code <checkpoints dir>/<job id>/} and a restarted JobManager
+ * finds them there.
+ */
+@Internal
+public final class JobLifecycle {
+    public static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: snapshots submit  --rest URL --jar JAR [--from-savepoint PATH] [job flags]",
+                    "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND [job flags]",
+                    "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
+                    "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL]",
+                    "",
+                    "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
+                    "            checkpoint or savepoint under the cluster's checkpoint directory; does nothing if it runs",
+                    "  upgrade   the audit gate (findings block), stop-with-savepoint (a failure blocks; the job keeps running),",
+                    "            then roll: 'local' (./snapshots only) restarts the local cluster's JobManager and submits JAR; any other value",
+                    "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
+                    "            whose JobManager then resumes from that savepoint through 'submit'",
+                    "  replay    recompute from a savepoint into job version N+1; version N is left untouched",
+                    "  submit --from-savepoint PATH: start there if the job has no checkpoint of its own yet (a new job version on",
+                    "            ECS: SNAPSHOTS_FROM_SAVEPOINT); once it has, a restart resumes from its own",
+                    "  promote   make N the version readers follow, only if its completion pointer has caught up",
+                    "",
+                    "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
+                    "exit status: 0 done, 1 refused or blocked (with the reason), 2 bad flags");
+
+    private static final List<String> OWN_FLAGS = List.of("rest", "jar", "roll", "from-savepoint");
+    private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
+
+    private final PrintStream out;
+    private final Map<String, Roll> rolls;
+    private final Map<String, String> own = new LinkedHashMap<>();
+    private final JobConfig config;
+    private final List<String> jobArgs;
+
+    private JobLifecycle(String command, String[] args, PrintStream out, Map<String, Roll> rolls) {
+        this.out = out;
+        this.rolls = rolls;
+        List<ConfigOption<?>> options = new ArrayList<>(JobOptions.ALL);
+        for (String name : OWN_FLAGS) {
+            options.add(ConfigOptions.key("operations." + name).stringType().noDefaultValue());
+        }
+        Configuration values =
+                CommandLine.parse(args, options, Set.of(), 0, new Configuration()).options();
+        for (String name : OWN_FLAGS) {
+            String value = values.getString("operations." + name, null);
+            if (value != null) {
+                own.put(name, value);
+            }
+        }
+        for (String required :
+                switch (command) {
+                    case "upgrade" -> List.of("rest", "jar", "roll");
+                    case "replay" -> List.of("rest", "jar", "from-savepoint");
+                    default -> List.of("rest", "jar");
+                }) {
+            if (!own.containsKey(required)) {
+                throw new IllegalArgumentException("--" + required + " is required for " + command);
+            }
+        }
+        this.config = JobConfig.of(values);
+        this.jobArgs = config.toArgs();
+    }
+
+    /**
+     * A roll known by name ({@code --roll NAME}), which replaces the JobManager; {@code submit}
+     * then resumes the job.
+     */
+    public interface Roll {
+        void roll(PrintStream out) throws Exception;
+    }
+
+    /**
+     * Runs {@code command}; an upgrade's {@code --roll} names one of {@code rolls}, or else is a
+     * shell command.
+     */
+    public static int run(String command, String[] args, PrintStream out, Map<String, Roll> rolls)
+            throws Exception {
+        if (command.equals("promote")) {
+            return promote(args, out);
+        }
+        JobLifecycle ops = new JobLifecycle(command, args, out, rolls);
+        switch (command) {
+            case "submit":
+                ops.submit();
+                return 0;
+            case "upgrade":
+                return ops.upgrade();
+            default:
+                return ops.replay();
+        }
+    }
+
+    /** The job id of a pipeline and job version: the same on every submission, every JobManager. */
+    public static String jobId(String pipeline, int jobVersion) {
+        try {
+            byte[] digest =
+                    MessageDigest.getInstance("SHA-256")
+                            .digest(
+                                    ("snapshots|" + pipeline + "|v=" + jobVersion)
+                                            .getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private String jobId() {
+        return jobId(config.pipeline(), config.jobVersion());
+    }
+
+    /**
+     * Starts the job, or resumes it from its newest retained state; a running job is left alone.
+     */
+    private String submit() throws Exception {
+        FlinkRest rest = new FlinkRest(own.get("rest"));
+        rest.awaitUp(Duration.ofMinutes(3));
+        String id = jobId();
+        String state = rest.jobStates().get(id);
+        if (state != null && !FlinkRest.TERMINAL.contains(state)) {
+            out.printf(
+                    "job %s (%s v%d) is already %s%n",
+                    id, config.pipeline(), config.jobVersion(), state);
+            return id;
+        }
+        Optional<RetainedCheckpoints.Retained> from = newestRetained(rest, id);
+        // A first start may be told where to begin (a new job version from the old one's savepoint,
+        // on ECS); once the job has its own checkpoints, a restart resumes from them.
+        String savepoint =
+                from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
+        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, savepoint, id);
+        out.printf(
+                "job %s (%s v%d) submitted, %s%n",
+                id,
+                config.pipeline(),
+                config.jobVersion(),
+                from.map(
+                                r ->
+                                        "resuming from "
+                                                + r.path()
+                                                + " (checkpoint "
+                                                + r.checkpointId()
+                                                + ")")
+                        .orElse(
+                                savepoint != null
+                                        ? "from savepoint "
+                                                + savepoint
+                                                + " (it has no checkpoint of its own yet)"
+                                        : "from the start: no retained checkpoint or savepoint"));
+        return id;
+    }
+
+    private int upgrade() throws Exception {
+        FlinkRest rest = new FlinkRest(own.get("rest"));
+        String id = jobId();
+        try (ObjectStore store = config.store().open()) {
+            List<Audit.Finding> findings = Audit.gate(store);
+            if (!findings.isEmpty()) {
+                out.println(
+                        "upgrade blocked by the audit of "
+                                + config.store()
+                                + " (windows of the last "
+                                + Audit.GATE_PERIOD.toDays()
+                                + " days): "
+                                + findings.size()
+                                + " findings, e.g. "
+                                + findings.get(0)
+                                + " (snapshots audit --since "
+                                + Audit.GATE_PERIOD.toDays()
+                                + "d lists them all; acknowledge one you have examined with --acknowledge);"
+                                + " nothing was changed");
+                return 1;
+            }
+        }
+        out.println("audit gate: clean");
+        String savepoint;
+        try {
+            savepoint =
+                    rest.stopWithSavepoint(
+                            id, false, checkpointDir(rest, id) + "/savepoints", SAVEPOINT_TIMEOUT);
+        } catch (IOException e) {
+            // Timed out or failed as seen from here: the stop may still finish. Only the job's
+            // state says whether it runs on.
+            Optional<String> stopped = awaitStopOutcome(rest, id);
+            if (stopped.isEmpty()) {
+                return 1;
+            }
+            savepoint = stopped.get();
+        }
+        out.println("stopped with savepoint " + savepoint);
+        String roll = own.get("roll");
+        Roll named = rolls.get(roll);
+        if (named != null) {
+            named.roll(out);
+            submit();
+        } else {
+            Process p = new ProcessBuilder("sh", "-c", roll).inheritIO().start();
+            if (p.waitFor() != 0) {
+                out.println(
+                        "the roll command exited "
+                                + p.exitValue()
+                                + "; the job is stopped at "
+                                + savepoint
+                                + ": fix the roll and run 'snapshots submit' to resume from it");
+                return 1;
+            }
+            out.println(
+                    "rolled; the new JobManager resumes from "
+                            + savepoint
+                            + " through 'snapshots submit'");
+        }
+        return 0;
+    }
+
+    private int replay() throws Exception {
+        FlinkRest rest = new FlinkRest(own.get("rest"));
+        String id = jobId();
+        if (rest.jobStates().containsKey(id)) {
+            out.println(
+                    "replay refused: job "
+                            + id
+                            + " ("
+                            + config.pipeline()
+                            + " v"
+                            + config.jobVersion()
+                            + ") already ran on this cluster; pick the next job version");
+            return 1;
+        }
+        String from = own.get("from-savepoint");
+        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from, id);
+        out.printf(
+                "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
+                        + " snapshots promote %s%s --pipeline %s --job-version %d%n",
+                config.pipeline(),
+                config.jobVersion(),
+                from,
+                id,
+                config.store().uri(),
+                config.store().endpoint().map(e -> " --endpoint " + e).orElse(""),
+                config.pipeline(),
+                config.jobVersion());
+        return 0;
+    }
+
+    private static int promote(String[] args, PrintStream out) throws Exception {
+        StoreArgs parsed = StoreArgs.parse(args, USAGE, "job-version", "pipeline");
+        String version = parsed.flags().get("job-version");
+        if (version == null || !version.matches("\\d{1,9}")) {
+            throw new IllegalArgumentException("--job-version N is required, a whole number");
+        }
+        String pipeline = parsed.flags().getOrDefault("pipeline", "telemetry");
+        try (ObjectStore store = parsed.store().open()) {
+            CurrentVersion.Promotion p =
+                    CurrentVersion.promote(store, pipeline, Integer.parseInt(version));
+            out.println(
+                    (p.promoted() ? "promoted: " : "promotion refused: ")
+                            + p.reason()
+                            + p.before().map(v -> " (was v=" + v + ")").orElse(""));
+            return p.promoted() ? 0 : 1;
+        }
+    }
+
+    /**
+     * After a stop-with-savepoint that did not answer in time: waits for the job to settle. Its
+     * savepoint if it stopped; empty, with what to do said, if it runs on or is still stopping.
+     */
+    private Optional<String> awaitStopOutcome(FlinkRest rest, String id) throws IOException {
+        long deadline = System.nanoTime() + SAVEPOINT_TIMEOUT.toNanos();
+        String state = rest.state(id);
+        while (!FlinkRest.TERMINAL.contains(state)
+                && !state.equals("RUNNING")
+                && System.nanoTime() < deadline) {
+            FlinkRest.sleep(1000);
+            state = rest.state(id);
+        }
+        if (state.equals("FINISHED") && rest.latestSavepoint(id).isPresent()) {
+            return rest.latestSavepoint(id);
+        }
+        if (state.equals("RUNNING")) {
+            out.println(
+                    "upgrade refused: stop-with-savepoint of job "
+                            + id
+                            + " failed; the job keeps running as it was");
+        } else {
+            out.println(
+                    "upgrade stopped: stop-with-savepoint of job "
+                            + id
+                            + " did not settle within "
+                            + SAVEPOINT_TIMEOUT
+                            + " (job "
+                            + state
+                            + "); nothing was rolled. Once it has stopped, 'snapshots submit' resumes it from its"
+                            + " newest checkpoint or savepoint");
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The newest whole checkpoint or savepoint of job {@code id} under any JobManager incarnation's
+     * checkpoint directory: see {@link RetainedCheckpoints}.
+     */
+    private Optional<RetainedCheckpoints.Retained> newestRetained(FlinkRest rest, String id)
+            throws IOException {
+        StoreSpec spec = StoreSpec.parse(RetainedCheckpoints.searchRoot(checkpointBase(rest)));
+        Optional<String> endpoint = rest.config("s3.endpoint");
+        if (endpoint.isPresent()) {
+            spec = spec.withEndpoint(endpoint.get());
+        }
+        return RetainedCheckpoints.newestWhole(spec, id, JobLifecycle.class.getClassLoader());
+    }
+
+    private static String checkpointDir(FlinkRest rest, String id) throws IOException {
+        return checkpointBase(rest) + "/" + id;
+    }
+
+    /** This JobManager's checkpoint directory, without the job id Flink adds below it. */
+    private static String checkpointBase(FlinkRest rest) throws IOException {
+        Optional<String> base = rest.config("execution.checkpointing.dir");
+        if (base.isEmpty()) {
+            base = rest.config("state.checkpoints.dir");
+        }
+        return base.orElseThrow(
+                        () ->
+                                new IllegalStateException(
+                                        "the cluster has no checkpoint directory"
+                                                + " (state.checkpoints.dir): without one a restarted JobManager cannot resume"))
+                .replaceAll("/+$", "");
+    }
+}

@@ -1,0 +1,280 @@
+package dev.snapshots.harness.bench;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Graphics2D;
+import java.awt.RenderingHints;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import javax.imageio.ImageIO;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
+
+/**
+ * The benchmark's results as people read them: plain-text tables, BENCHMARKS.md, chart.png, and
+ * results.json.
+ */
+final class BenchReport {
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private BenchReport() {}
+
+    /** Writes results.json, chart.png and BENCHMARKS.md into {@code out}. */
+    static void write(Map<String, Object> results, Path out) throws IOException {
+        Files.writeString(out.resolve("results.json"), JSON.writeValueAsString(results) + "\n");
+        chart(results, out);
+        Files.writeString(out.resolve("BENCHMARKS.md"), markdown(results));
+    }
+
+    /** One line per entry of a profile's {name: percent}. */
+    private static void appendShares(StringBuilder t, JsonNode shares) {
+        shares.fields()
+                .forEachRemaining(
+                        e ->
+                                t.append(
+                                        String.format(
+                                                "  %5.1f%%  %s%n",
+                                                e.getValue().asDouble(), e.getKey())));
+    }
+
+    /** The comparison and the scaling table as plain-text tables. */
+    @SuppressWarnings("unchecked")
+    static String table(Map<String, Object> results) {
+        StringBuilder t = new StringBuilder();
+        Map<String, Object> c = (Map<String, Object>) results.get("comparison");
+        Map<String, Map<String, Object>> sinks = (Map<String, Map<String, Object>>) c.get("sinks");
+        t.append(
+                String.format(
+                        "%n%,d events, %,d keys per window, %s buckets, %s rounds; %s%n%n",
+                        c.get("events"),
+                        c.get("keys"),
+                        c.get("buckets"),
+                        c.get("runs"),
+                        results.get("machine")));
+        t.append(
+                String.format(
+                        "%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s%n",
+                        "sink",
+                        "events/s",
+                        "min..max",
+                        "spread",
+                        "whole run",
+                        "commit p50",
+                        "commit p99",
+                        "bytes",
+                        "objects",
+                        "peak RSS"));
+        sinks.forEach(
+                (sink, s) ->
+                        t.append(
+                                String.format(
+                                        "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB%n",
+                                        sink,
+                                        s.get("eventsPerSecondMedian"),
+                                        shortRange(s),
+                                        s.get("spreadPercent"),
+                                        s.get("eventsPerSecondOverallMedian"),
+                                        ms(s.get("commitMillisP50")),
+                                        ms(s.get("commitMillisP99")),
+                                        s.get("bytesWritten"),
+                                        s.get("objectsWritten"),
+                                        s.get("peakRssMiB"))));
+        t.append(
+                String.format(
+                        "%nevents/s: steady state, between 20%% and 90%% of the input; whole run: from RUNNING to FINISHED."
+                                + "%nours / discarding: %.3f    ours / FileSink: %.3f%n",
+                        c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
+        for (String[] series :
+                new String[][] {
+                    {"oldGenMiBByQuarter", "old generation (MiB)"},
+                    {"checkpointKiBByQuarter", "checkpoint size (KiB)"}
+                }) {
+            t.append(series[1]).append(" at each quarter of the last run:");
+            sinks.forEach(
+                    (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get(series[0])));
+            t.append('\n');
+        }
+        t.append(
+                String.format(
+                        "records assembled per subtask (ours): %s%n",
+                        sinks.get("ours").get("assembledPerSubtask")));
+        sinks.forEach(
+                (sink, s) -> {
+                    if (s.get("profile") instanceof JsonNode p) {
+                        t.append(
+                                String.format(
+                                        "%n%s, CPU samples (%d) by thread (Flink task):%n",
+                                        sink, p.path("samples").asInt()));
+                        appendShares(t, p.path("threadsPercent"));
+                        t.append("  on:\n");
+                        appendShares(t, p.path("topFramesPercent"));
+                        for (String[] part :
+                                new String[][] {
+                                    {"ourInnermostFramesPercent", "our code (job and library)"},
+                                    {"libraryInnermostFramesPercent", "the sink library"}
+                                }) {
+                            t.append("  with, innermost on the stack, ")
+                                    .append(part[1])
+                                    .append(":\n");
+                            appendShares(t, p.path(part[0]));
+                        }
+                    }
+                });
+        List<Map<String, Object>> catchUp = (List<Map<String, Object>>) results.get("catchUp");
+        if (!catchUp.isEmpty()) {
+            t.append(
+                    String.format(
+                            "%ncatch-up of a backlog, 10 splits of tenfold densities over 2 subtasks:%n%-10s %12s %12s %16s %18s %9s%n",
+                            "max drift",
+                            "events",
+                            "events/s",
+                            "peak old gen",
+                            "peak checkpoint",
+                            "peak RSS"));
+            for (Map<String, Object> r : catchUp) {
+                t.append(
+                        String.format(
+                                "%-10s %,12d %,12d %12s MiB %14s KiB %5s MiB%n",
+                                r.get("maxDrift"),
+                                r.get("events"),
+                                r.get("eventsPerSecond"),
+                                r.get("peakOldGenMiB"),
+                                r.get("peakCheckpointKiB"),
+                                r.get("peakRssMiB")));
+            }
+        }
+        List<Map<String, Object>> scaling = (List<Map<String, Object>>) results.get("scaling");
+        if (!scaling.isEmpty()) {
+            t.append(
+                    String.format(
+                            "%n%-10s %8s %10s %14s %14s %14s %11s %11s %9s%n",
+                            "keys",
+                            "buckets",
+                            "ev/key/win",
+                            "discarding/s",
+                            "filesink/s",
+                            "ours/s",
+                            "ours/disc.",
+                            "ours/FileS.",
+                            "peak RSS"));
+            for (Map<String, Object> r : scaling) {
+                t.append(
+                        String.format(
+                                "%,-10d %8s %10s %,14d %,14d %,14d %11.3f %11.3f %5s MiB%n",
+                                r.get("keys"),
+                                r.get("buckets"),
+                                r.get("eventsPerKeyPerWindow"),
+                                r.get("discardingEventsPerSecond"),
+                                r.get("fileSinkEventsPerSecond"),
+                                r.get("oursEventsPerSecond"),
+                                r.get("ratio"),
+                                r.get("oursOverFileSink"),
+                                r.get("peakRssMiB")));
+            }
+        }
+        return t.toString();
+    }
+
+    private static String shortRange(Map<String, Object> s) {
+        return String.format(
+                "%.2f..%.2fM",
+                ((Number) s.get("eventsPerSecondMin")).doubleValue() / 1e6,
+                ((Number) s.get("eventsPerSecondMax")).doubleValue() / 1e6);
+    }
+
+    private static String ms(Object v) {
+        return v == null ? "-" : v + " ms";
+    }
+
+    private static String markdown(Map<String, Object> results) {
+        return "# Benchmarks: the price of exactly-once\n\n"
+                + "Command: `"
+                + results.get("command")
+                + "`  \nMachine: "
+                + results.get("machine")
+                + "\n\n"
+                + "```\n"
+                + table(results).trim()
+                + "\n```\n\n![events per second](chart.png)\n";
+    }
+
+    /** A bar chart of events/s per sink (with min..max) and, when measured, the scaling ratios. */
+    @SuppressWarnings("unchecked")
+    private static void chart(Map<String, Object> results, Path out) throws IOException {
+        BufferedImage img = new BufferedImage(900, 420, BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = img.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, img.getWidth(), img.getHeight());
+        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        Map<String, Map<String, Object>> sinks =
+                (Map<String, Map<String, Object>>)
+                        ((Map<String, Object>) results.get("comparison")).get("sinks");
+        double top =
+                sinks.values().stream()
+                                .mapToDouble(
+                                        s -> ((Number) s.get("eventsPerSecondMax")).doubleValue())
+                                .max()
+                                .orElse(1)
+                        * 1.15;
+        g.setColor(Color.BLACK);
+        g.drawString("events/s (median, min..max)", 40, 25);
+        int x = 60;
+        Color[] colors = {
+            new Color(150, 150, 150), new Color(90, 140, 200), new Color(230, 120, 40)
+        };
+        int i = 0;
+        for (Map.Entry<String, Map<String, Object>> e : sinks.entrySet()) {
+            double median = ((Number) e.getValue().get("eventsPerSecondMedian")).doubleValue();
+            int h = (int) (330 * median / top);
+            g.setColor(colors[i++ % colors.length]);
+            g.fillRect(x, 370 - h, 80, h);
+            g.setColor(Color.BLACK);
+            g.setStroke(new BasicStroke(2));
+            int lo =
+                    (int)
+                            (330
+                                    * ((Number) e.getValue().get("eventsPerSecondMin"))
+                                            .doubleValue()
+                                    / top);
+            int hi =
+                    (int)
+                            (330
+                                    * ((Number) e.getValue().get("eventsPerSecondMax"))
+                                            .doubleValue()
+                                    / top);
+            g.drawLine(x + 40, 370 - lo, x + 40, 370 - hi);
+            g.drawString(e.getKey(), x, 390);
+            g.drawString(String.format("%.2fM", median / 1e6), x + 10, 365 - h);
+            x += 120;
+        }
+        List<Map<String, Object>> scaling = (List<Map<String, Object>>) results.get("scaling");
+        if (!scaling.isEmpty()) {
+            g.drawString("ours / discarding by keys per window and buckets", 480, 25);
+            int y = 60;
+            for (Map<String, Object> r : scaling) {
+                double ratio = ((Number) r.get("ratio")).doubleValue();
+                g.setColor(new Color(230, 120, 40));
+                g.fillRect(620, y - 12, (int) (250 * Math.min(ratio, 1.2)), 14);
+                g.setColor(Color.BLACK);
+                g.drawString(
+                        String.format(
+                                "%,d keys, B=%s: %.2f", r.get("keys"), r.get("buckets"), ratio),
+                        440,
+                        y);
+                y += 22;
+            }
+            g.setColor(Color.GRAY);
+            g.drawLine(620 + 250, 40, 620 + 250, y);
+        }
+        g.dispose();
+        ImageIO.write(img, "png", out.resolve("chart.png").toFile());
+    }
+}

@@ -1,0 +1,227 @@
+package dev.snapshots.harness.bench;
+
+import dev.snapshots.harness.bench.BenchPlan.Run;
+import dev.snapshots.harness.bench.BenchPlan.Section;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * The runs' measurements turned into the sections of results.json: per sink of the comparison the
+ * median and spread of events/s and what else each sink costs, the scaling table (ours against the
+ * discarding sink and FileSink) and the catch-ups.
+ */
+final class BenchSummary {
+    /** A run and what it measured. */
+    record Measured(Run run, JsonNode result) {}
+
+    private BenchSummary() {}
+
+    static Map<String, Object> comparison(BenchPlan plan, List<Measured> runs) {
+        Map<String, Object> comparison = new LinkedHashMap<>();
+        comparison.put("events", plan.events());
+        comparison.put("keys", plan.keys());
+        comparison.put("buckets", plan.buckets());
+        comparison.put("runs", plan.rounds());
+        Map<String, Object> sinks = new LinkedHashMap<>();
+        for (BenchRun.Sink sink : BenchRun.Sink.values()) {
+            sinks.put(
+                    sink.name().toLowerCase(Locale.ROOT),
+                    summary(results(runs, Section.COMPARISON, sink)));
+        }
+        comparison.put("sinks", sinks);
+        double ours =
+                median(results(runs, Section.COMPARISON, BenchRun.Sink.OURS), "eventsPerSecond");
+        comparison.put(
+                "oursOverDiscarding",
+                round(
+                        ours
+                                / median(
+                                        results(runs, Section.COMPARISON, BenchRun.Sink.DISCARDING),
+                                        "eventsPerSecond"),
+                        3));
+        comparison.put(
+                "oursOverFileSink",
+                round(
+                        ours
+                                / median(
+                                        results(runs, Section.COMPARISON, BenchRun.Sink.FILESINK),
+                                        "eventsPerSecond"),
+                        3));
+        return comparison;
+    }
+
+    /**
+     * A row per run of ours, beside the discarding sink's and FileSink's runs of the same key
+     * count.
+     */
+    static List<Map<String, Object>> scaling(List<Measured> runs) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Measured m : runs) {
+            if (m.run().section() != Section.SCALING || m.run().sink() != BenchRun.Sink.OURS) {
+                continue;
+            }
+            int keys = m.run().keys();
+            JsonNode ours = m.result();
+            JsonNode baseline = scalingRun(runs, BenchRun.Sink.DISCARDING, keys);
+            JsonNode fileSink = scalingRun(runs, BenchRun.Sink.FILESINK, keys);
+            double rate = ours.path("eventsPerSecond").asDouble();
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("keys", keys);
+            row.put("buckets", m.run().buckets());
+            row.put("events", ours.path("events").asLong());
+            row.put(
+                    "eventsPerKeyPerWindow",
+                    round(
+                            (double) ours.path("events").asLong()
+                                    / ours.path("windows").asLong()
+                                    / keys,
+                            1));
+            row.put(
+                    "discardingEventsPerSecond",
+                    Math.round(baseline.path("eventsPerSecond").asDouble()));
+            row.put(
+                    "fileSinkEventsPerSecond",
+                    Math.round(fileSink.path("eventsPerSecond").asDouble()));
+            row.put("oursEventsPerSecond", Math.round(rate));
+            row.put("ratio", round(rate / baseline.path("eventsPerSecond").asDouble(), 3));
+            row.put(
+                    "oursOverFileSink",
+                    round(rate / fileSink.path("eventsPerSecond").asDouble(), 3));
+            row.put("peakRssMiB", ours.path("peakRssBytes").asLong() >> 20);
+            row.put("assembledPerSubtask", ours.path("assembledPerSubtask"));
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /**
+     * A backlog replayed with and without watermark alignment: without it the sparse splits run
+     * ahead and every window between them and the densest split stays open in state.
+     */
+    static List<Map<String, Object>> catchUp(List<Measured> runs) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Measured m : runs) {
+            if (m.run().section() != Section.CATCH_UP) {
+                continue;
+            }
+            JsonNode run = m.result();
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("maxDrift", m.run().maxDrift());
+            row.put("events", run.path("events").asLong());
+            row.put("eventsPerSecond", Math.round(run.path("eventsPerSecond").asDouble()));
+            row.put(
+                    "peakOldGenMiB",
+                    Arrays.stream(longs(run.path("oldGenBytes"))).max().orElse(0) >> 20);
+            row.put(
+                    "peakCheckpointKiB",
+                    Arrays.stream(longs(run.path("checkpointBytes"))).max().orElse(0) >> 10);
+            row.put("peakRssMiB", run.path("peakRssBytes").asLong() >> 20);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    private static List<JsonNode> results(
+            List<Measured> runs, Section section, BenchRun.Sink sink) {
+        return runs.stream()
+                .filter(m -> m.run().section() == section && m.run().sink() == sink)
+                .map(Measured::result)
+                .toList();
+    }
+
+    private static JsonNode scalingRun(List<Measured> runs, BenchRun.Sink sink, int keys) {
+        return runs.stream()
+                .filter(
+                        m ->
+                                m.run().section() == Section.SCALING
+                                        && m.run().sink() == sink
+                                        && m.run().keys() == keys)
+                .findFirst()
+                .orElseThrow()
+                .result();
+    }
+
+    private static Map<String, Object> summary(List<JsonNode> runs) {
+        double[] rates =
+                runs.stream()
+                        .mapToDouble(r -> r.path("eventsPerSecond").asDouble())
+                        .sorted()
+                        .toArray();
+        double median = median(rates);
+        JsonNode last = runs.get(runs.size() - 1);
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("eventsPerSecondMedian", Math.round(median));
+        s.put("eventsPerSecondMin", Math.round(rates[0]));
+        s.put("eventsPerSecondMax", Math.round(rates[rates.length - 1]));
+        s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median, 1));
+        s.put("eventsPerSecondOverallMedian", Math.round(median(runs, "eventsPerSecondOverall")));
+        long[] commits =
+                runs.stream()
+                        .flatMapToLong(r -> Arrays.stream(longs(r.path("commitMillis"))))
+                        .sorted()
+                        .toArray();
+        s.put("commitMillisP50", commits.length == 0 ? null : percentile(commits, 50));
+        s.put("commitMillisP99", commits.length == 0 ? null : percentile(commits, 99));
+        s.put("commits", commits.length);
+        s.put("bytesWritten", last.path("bytesWritten").asLong());
+        s.put("objectsWritten", last.path("objectsWritten").asLong());
+        if (last.has("s3RequestsPerObject")) {
+            s.put("s3RequestsPerObject", last.path("s3RequestsPerObject").asDouble());
+        }
+        s.put(
+                "peakRssMiB",
+                runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0)
+                        >> 20);
+        s.put("oldGenMiBByQuarter", byQuarter(last.path("oldGenBytes"), 20));
+        s.put("checkpointKiBByQuarter", byQuarter(last.path("checkpointBytes"), 10));
+        s.put("assembledPerSubtask", last.path("assembledPerSubtask"));
+        if (last.has("profile")) {
+            s.put("profile", last.path("profile"));
+        }
+        return s;
+    }
+
+    /**
+     * The samples at the end of each quarter of a run, shifted right by {@code unit} bits (20:
+     * MiB).
+     */
+    private static List<Long> byQuarter(JsonNode samples, int unit) {
+        long[] all = longs(samples);
+        List<Long> quarters = new ArrayList<>();
+        for (int q = 1; q <= 4 && all.length > 0; q++) {
+            quarters.add(all[Math.min(all.length - 1, all.length * q / 4)] >> unit);
+        }
+        return quarters;
+    }
+
+    private static long[] longs(JsonNode array) {
+        long[] out = new long[array.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.get(i).asLong();
+        }
+        return out;
+    }
+
+    private static double median(List<JsonNode> runs, String field) {
+        return median(runs.stream().mapToDouble(r -> r.path(field).asDouble()).sorted().toArray());
+    }
+
+    private static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static long percentile(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    static double round(double v, int digits) {
+        double f = Math.pow(10, digits);
+        return Math.round(v * f) / f;
+    }
+}

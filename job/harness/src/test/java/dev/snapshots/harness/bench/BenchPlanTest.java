@@ -1,0 +1,79 @@
+package dev.snapshots.harness.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.harness.bench.BenchPlan.Run;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runs go in the order that spreads machine drift over all sinks, and that names their files.
+ */
+class BenchPlanTest {
+
+    @Test
+    void roundsOfAllThreeSinksComeFirstThenTheScalingTableThenTheCatchUps() {
+        List<Run> runs =
+                BenchPlan.parse(
+                                new String[] {
+                                    "--events",
+                                    "1000",
+                                    "--keys",
+                                    "10",
+                                    "--buckets",
+                                    "2",
+                                    "--runs",
+                                    "2",
+                                    "--scale-keys",
+                                    "10,200",
+                                    "--scale-buckets",
+                                    "1,4",
+                                    "--scale-events",
+                                    "1000",
+                                    "--catch-up",
+                                    "yes"
+                                })
+                        .runs();
+
+        assertThat(runs)
+                .extracting(
+                        r ->
+                                r.section()
+                                        + " "
+                                        + r.sink()
+                                        + " "
+                                        + r.events()
+                                        + " "
+                                        + r.keys()
+                                        + " "
+                                        + r.buckets()
+                                        + " "
+                                        + r.maxDrift())
+                .containsExactly(
+                        "COMPARISON DISCARDING 1000 10 2 null",
+                        "COMPARISON FILESINK 1000 10 2 null",
+                        "COMPARISON OURS 1000 10 2 null",
+                        "COMPARISON DISCARDING 1000 10 2 null",
+                        "COMPARISON FILESINK 1000 10 2 null",
+                        "COMPARISON OURS 1000 10 2 null",
+                        "SCALING DISCARDING 1000 10 1 null",
+                        "SCALING FILESINK 1000 10 1 null",
+                        "SCALING OURS 1000 10 1 null",
+                        "SCALING OURS 1000 10 4 null",
+                        // at least 8 events per key
+                        "SCALING DISCARDING 1600 200 1 null",
+                        "SCALING FILESINK 1600 200 1 null",
+                        "SCALING OURS 1600 200 1 null",
+                        "SCALING OURS 1600 200 4 null",
+                        "CATCH_UP OURS 1000 10 2 0s",
+                        "CATCH_UP OURS 1000 10 2 5m");
+        assertThat(runs.get(3).label()).isEqualTo("round 2/2");
+    }
+
+    @Test
+    void noneSkipsTheScalingTable() {
+        assertThat(BenchPlan.parse(new String[] {"--runs", "1", "--scale-keys", "none"}).runs())
+                .extracting(Run::section)
+                .containsOnly(BenchPlan.Section.COMPARISON);
+    }
+}
