@@ -30,17 +30,23 @@ class RetainedCheckpointsITCase {
     @Test
     void theNewestWholeCheckpointIsFoundAcrossIncarnationsAndABrokenOneIsPassedOver()
             throws Exception {
-        runWithCheckpoints(base.resolve("jm-old"));
-        runWithCheckpoints(base.resolve("jm-new"));
         StoreSpec root =
                 StoreSpec.parse(
                         RetainedCheckpoints.searchRoot(base.resolve("jm-new").toUri().toString()));
-        String jobId = jobDirectory(base.resolve("jm-new"));
+        runWithCheckpoints(base.resolve("jm-old"), null);
+        String jobId = jobDirectory(base.resolve("jm-old"));
+        // The new incarnation resumes from the old one's newest, so checkpoint ids carry on.
+        Optional<RetainedCheckpoints.Retained> old =
+                RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
+        assertThat(old).as("found in the old incarnation").isPresent();
+        runWithCheckpoints(base.resolve("jm-new"), old.get().path());
 
         Optional<RetainedCheckpoints.Retained> newest =
                 RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
         assertThat(newest).as("found").isPresent();
+        assertThat(newest.get().path()).contains("/jm-new/");
         long newestId = newest.get().checkpointId();
+        assertThat(newestId).isGreaterThan(old.get().checkpointId());
 
         // The newest loses a state file, as while its JobManager subsumes it: the next older is
         // taken.
@@ -68,10 +74,10 @@ class RetainedCheckpointsITCase {
     }
 
     /**
-     * Runs the job under one fixed job id, its state in files (none inline), until it has retained
-     * three checkpoints.
+     * Runs the job under one fixed job id, its state in files (none inline), from {@code from} if
+     * not null, until it has retained three checkpoints.
      */
-    private static void runWithCheckpoints(Path dir) throws Exception {
+    private static void runWithCheckpoints(Path dir, String from) throws Exception {
         Configuration conf = new Configuration();
         conf.setString("state.checkpoint-storage", "filesystem");
         conf.setString("state.checkpoints.dir", dir.toUri().toString());
@@ -81,6 +87,9 @@ class RetainedCheckpointsITCase {
                 "execution.checkpointing.externalized-checkpoint-retention",
                 "RETAIN_ON_CANCELLATION");
         conf.setString("$internal.pipeline.job-id", "0123456789abcdef0123456789abcdef");
+        if (from != null) {
+            conf.setString("execution.state-recovery.path", from);
+        }
         JobConfig config =
                 JobConfig.parse(
                         new String[] {
