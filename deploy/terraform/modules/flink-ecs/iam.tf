@@ -30,15 +30,28 @@ resource "aws_iam_role" "task" {
 }
 
 data "aws_iam_policy_document" "task" {
+  # S3 answers a HEAD or GET of a missing key with 404 only to a caller allowed s3:ListBucket on the
+  # bucket, and 403 otherwise; the sink tells "not there yet" from "denied" by it. That implicit
+  # check carries no s3:prefix, so a StringLike condition (which fails when the key is absent) made
+  # every missing key a 403. IfExists: a listing that names a prefix must stay under the job's own,
+  # a request without one (that check, a listing of the bucket's top) is allowed.
   statement {
     sid       = "ListOwnPrefixes"
-    actions   = ["s3:ListBucket", "s3:ListBucketMultipartUploads"]
+    actions   = ["s3:ListBucket"]
     resources = [aws_s3_bucket.snapshots.arn]
     condition {
-      test     = "StringLike"
+      test     = "StringLikeIfExists"
       variable = "s3:prefix"
       values   = ["${var.snapshot_prefix}*", "${var.checkpoint_prefix}*", ""]
     }
+  }
+
+  # ListMultipartUploads (the audit's and the sink's view of staged parts) supports no s3:prefix
+  # condition key, so under one it was never allowed; it lists upload keys, not contents.
+  statement {
+    sid       = "ListUploads"
+    actions   = ["s3:ListBucketMultipartUploads"]
+    resources = [aws_s3_bucket.snapshots.arn]
   }
 
   statement {
@@ -101,6 +114,13 @@ data "aws_iam_policy_document" "task" {
     sid       = "OwnScaleInProtection"
     actions   = ["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"]
     resources = ["arn:aws:ecs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:task/${var.name}/*"]
+  }
+
+  # The metrics sidecar publishes Flink's metrics as embedded-metric-format log events.
+  statement {
+    sid       = "PublishMetrics"
+    actions   = ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
+    resources = [aws_cloudwatch_log_group.flink["metrics"].arn, "${aws_cloudwatch_log_group.flink["metrics"].arn}:*"]
   }
 }
 

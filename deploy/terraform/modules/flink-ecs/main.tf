@@ -1,5 +1,5 @@
 # Flink on ECS Fargate for the snapshot job: a JobManager service (one task) that submits or
-# resumes the job at start, and a TaskManager service (N tasks), found through Cloud Map.
+# resumes the job at start, and a TaskManager service (N tasks plus spares), found through Cloud Map.
 
 locals {
   store_uri       = "s3://${aws_s3_bucket.snapshots.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
@@ -9,29 +9,76 @@ locals {
   # stream's retention (beyond it the unread records are gone anyway), plus a day.
   staging_retention_days = ceil(var.kinesis_retention_hours / 24) + 1
 
-  flink_properties = join("\n", [
+  # Where every JobManager incarnation keeps its checkpoints: the image's entrypoint sets
+  # state.checkpoints.dir to "$SNAPSHOTS_CHECKPOINT_BASE/jm-<incarnation>", so a JobManager never
+  # subsumes (deletes) checkpoints another one wrote, and 'snapshots submit' resumes from the newest
+  # retained checkpoint under any incarnation.
+  checkpoint_base = "s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}checkpoints"
+  # The job's parallelism: the slots of the TaskManagers it needs, never the spares'.
+  job_parallelism = var.taskmanager_count * var.taskmanager_slots
+  # Without it a command-line JVM sizes its heap from the task's memory, not from cli_memory.
+  cli_java_options = "-Xmx${var.cli_heap_mb}m"
+
+  # Memory of each task that Flink must leave to others: the metrics sidecar, the protect sidecar
+  # (TaskManagers), and the 'snapshots submit' JVM inside the JobManager container. The rest, less
+  # a margin for the entrypoint's shell and the health checks, is Flink's process size.
+  container_margin_mb = 128
+  sidecar_memory = {
+    jobmanager  = var.cli_memory + (var.metrics ? var.metrics_agent_memory : 0)
+    taskmanager = (var.scale_in_protection ? var.cli_memory : 0) + (var.metrics ? var.metrics_agent_memory : 0)
+  }
+  flink_process_memory = {
+    jobmanager  = var.jobmanager_memory - local.sidecar_memory.jobmanager - local.container_margin_mb
+    taskmanager = var.taskmanager_memory - local.sidecar_memory.taskmanager - local.container_margin_mb
+  }
+
+  # FLINK_PROPERTIES: the official image's entrypoint strips all whitespace from each line and turns
+  # every line into a setting (comments too), so these stay one "key: value" each, without spaces,
+  # and no key is a prefix of another.
+  flink_common_properties = [
     "jobmanager.rpc.address: ${local.jobmanager_host}",
     "jobmanager.rpc.port: 6123",
     "blob.server.port: 6124",
     "taskmanager.rpc.port: 6122",
     "taskmanager.data.port: 6121",
     "taskmanager.numberOfTaskSlots: ${var.taskmanager_slots}",
-    "parallelism.default: ${var.taskmanager_count * var.taskmanager_slots}",
-    "state.checkpoints.dir: s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}checkpoints",
+    "parallelism.default: ${local.job_parallelism}",
     "state.savepoints.dir: s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}savepoints",
+    "state.checkpoints.num-retained: ${var.retained_checkpoints}",
     # Without ZooKeeper the JobManager resumes from retained checkpoints: keep them on cancel.
     "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
     "heartbeat.interval: 2000",
     "heartbeat.timeout: 15000",
     "restart-strategy.type: exponential-delay",
+    # flink-s3-fs-presto (checkpoints, savepoints) defaults to EC2 instance credentials
+    # (presto.s3.use-instance-credentials, which Flink mirrors from s3.*); Fargate has no instance
+    # metadata. Off, it uses the AWS SDK's default chain, which reads the task role from the
+    # container credentials endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI).
+    "s3.use-instance-credentials: false",
+    # Flink's Prometheus reporter, a plugin the official image ships in plugins/metrics-prometheus;
+    # the metrics sidecar scrapes it on localhost only (the security group does not open 9249).
+    "metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+    "metrics.reporter.prom.port: 9249",
+  ]
+  # No state.checkpoints.dir: the entrypoint derives it from SNAPSHOTS_CHECKPOINT_BASE per
+  # incarnation, and a second definition here could win over it.
+  flink_jobmanager_properties = [
+    "jobmanager.memory.process.size: ${local.flink_process_memory.jobmanager}m",
+  ]
+  flink_taskmanager_properties = [
+    # The job compiled on the JobManager carries the incarnation's directory to the TaskManagers;
+    # this is only their fallback, so they never fall back to the JobManager's memory instead.
+    "state.checkpoints.dir: ${local.checkpoint_base}",
+    "taskmanager.memory.process.size: ${local.flink_process_memory.taskmanager}m",
+    # The job keeps its state on the heap (HashMapStateBackend): managed memory would be unused.
+    "taskmanager.memory.managed.size: 0",
     # Throughput over pause times: ParallelGC ran the pipeline 9-15 % faster than G1 (docs/BENCHMARKS.md).
     "env.java.opts.taskmanager: -XX:+UseParallelGC",
-  ])
-
-  common_environment = [
-    { name = "FLINK_PROPERTIES", value = local.flink_properties },
-    { name = "AWS_REGION", value = data.aws_region.current.name },
   ]
+  flink_properties = {
+    jobmanager  = join("\n", concat(local.flink_common_properties, local.flink_jobmanager_properties))
+    taskmanager = join("\n", concat(local.flink_common_properties, local.flink_taskmanager_properties))
+  }
 }
 
 data "aws_region" "current" {}
@@ -72,14 +119,14 @@ resource "aws_security_group" "flink" {
   description = "JobManager and TaskManagers talk to each other; nothing else comes in."
   vpc_id      = var.vpc_id
   ingress {
-    description = "Flink RPC, blob server, data exchange and REST between the job's own tasks"
+    description = "Flink RPC, blob server, data exchange and REST between the tasks of this cluster"
     from_port   = 6121
     to_port     = 8081
     protocol    = "tcp"
     self        = true
   }
   egress {
-    description = "S3, Kinesis, ECR, CloudWatch Logs"
+    description = "S3, Kinesis, ECR, CloudWatch Logs (through VPC endpoints or a NAT gateway)"
     from_port   = 0
     to_port     = 0
     protocol    = "-1"
@@ -93,6 +140,7 @@ locals {
     jobmanager  = "jobmanager"
     taskmanager = "taskmanager"
     protect     = "taskmanager"
+    metrics     = "metrics"
     } : role => {
     logDriver = "awslogs"
     options = {
@@ -102,47 +150,170 @@ locals {
     }
   } }
   health_check_timing = { interval = 15, timeout = 5, retries = 4, startPeriod = 60 }
+  # A sidecar that dies is started again in place, without replacing the task; one that has not
+  # run for restartAttemptPeriod seconds is left stopped (ECS' rule), so a crash loop stays visible.
+  sidecar_restart_policy = { enabled = true, restartAttemptPeriod = 60 }
 
-  containers = {
-    jobmanager = [{
-      name      = "jobmanager"
-      image     = var.image
-      essential = true
-      command   = ["jobmanager"]
-      environment = concat(local.common_environment, [{
-        name  = "SNAPSHOTS_JOB_ARGS"
-        value = "--source kinesis --stream-arn ${aws_kinesis_stream.events.arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} ${var.job_args}"
-      }])
-      portMappings = [for p in [6123, 6124, 8081] : { containerPort = p, protocol = "tcp" }]
-      # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
-      stopTimeout      = var.stop_timeout_seconds
-      healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
-      logConfiguration = local.log_configuration.jobmanager
+  # The CloudWatch agent scrapes Flink's Prometheus reporter in its own task and publishes the
+  # metrics the alarms use as CloudWatch metrics (embedded metric format in the metrics log group).
+  # Labels become dimensions; the only one used is the static 'cluster', so the datapoints of every
+  # task (and every subtask) land in one series per metric. StatsD was not used: its names carry
+  # Flink's operator names, which contain spaces, and the agent's StatsD parser cuts names at the
+  # first space; and equal names from two subtasks in one TaskManager overwrite each other there.
+  prometheus_scrape_config = yamlencode({
+    # Twice a minute, so every one-minute period of the alarms has a datapoint.
+    global = { scrape_interval = "30s", scrape_timeout = "10s" }
+    scrape_configs = [{
+      job_name       = "flink"
+      static_configs = [{ targets = ["localhost:9249"], labels = { cluster = var.name } }]
+      # Only what the alarms and the dashboards read is kept: Flink exposes hundreds of series.
+      metric_relabel_configs = [{
+        source_labels = ["__name__"]
+        regex         = join("|", local.exported_metrics)
+        action        = "keep"
+      }]
     }]
-    taskmanager = concat([{
-      name             = "taskmanager"
-      image            = var.image
-      essential        = true
-      command          = ["taskmanager"]
-      environment      = local.common_environment
-      stopTimeout      = var.stop_timeout_seconds
-      healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "bash -c '</dev/tcp/127.0.0.1/6122' || exit 1"] })
-      logConfiguration = local.log_configuration.taskmanager
-      }], var.scale_in_protection ? [{
-      # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the task.
-      name             = "protect"
-      image            = var.image
-      essential        = false
-      command          = ["protect"]
-      environment      = [{ name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" }]
-      stopTimeout      = var.stop_timeout_seconds
-      logConfiguration = local.log_configuration.protect
-    }] : [])
+  })
+  metric_namespace = "Snapshots/${var.name}"
+  # Flink's Prometheus reporter names a metric "flink_" + its group's logical scope ("jobmanager.job",
+  # "taskmanager.job.task.operator", ...) with "_" for "." + "_" + the metric's name.
+  flink_metrics = {
+    # Milliseconds since the job became RUNNING; 0 in any other state (metrics.job.status.enable's
+    # default, CURRENT_TIME).
+    running_time = "flink_jobmanager_job_runningTime"
+    restarts     = "flink_jobmanager_job_numRestarts"
+    # Checkpoint ids carry on from the restored checkpoint, so unlike numberOfCompletedCheckpoints
+    # this one does not fall back to 0 when a new JobManager resumes the job.
+    last_checkpoint_id  = "flink_jobmanager_job_lastCompletedCheckpointId"
+    checkpoint_failures = "flink_jobmanager_job_numberOfFailedCheckpoints"
+    checkpoint_duration = "flink_jobmanager_job_lastCheckpointDuration"
+    # The sink's committer counters, for dashboards: each counts since its subtask (re)started,
+    # and all subtasks' datapoints share one series (alarms.tf says why collapses are alarmed on
+    # from the committer's log instead).
+    parts_created   = "flink_taskmanager_job_task_operator_partsCreated"
+    parts_collapsed = "flink_taskmanager_job_task_operator_partsCollapsed"
+    parts_divergent = "flink_taskmanager_job_task_operator_partsDivergent"
+    store_retries   = "flink_taskmanager_job_task_operator_storeRetries"
+    heap_used       = "flink_taskmanager_Status_JVM_Memory_Heap_Used"
+  }
+  exported_metrics = values(local.flink_metrics)
+  cloudwatch_agent_config = jsonencode({
+    # Fargate has no instance metadata to take the region from.
+    agent = { region = data.aws_region.current.name }
+    logs = {
+      force_flush_interval = 15
+      metrics_collected = {
+        prometheus = {
+          cluster_name           = var.name
+          log_group_name         = aws_cloudwatch_log_group.flink["metrics"].name
+          prometheus_config_path = "env:PROMETHEUS_CONFIG_CONTENT"
+          emf_processor = {
+            metric_namespace         = local.metric_namespace
+            metric_declaration_dedup = true
+            metric_declaration = [{
+              source_labels    = ["job"]
+              label_matcher    = "^flink$"
+              dimensions       = [["cluster"]]
+              metric_selectors = [for m in local.exported_metrics : "^${m}$"]
+            }]
+          }
+        }
+      }
+    }
+  })
+  metrics_container = {
+    name             = "metrics"
+    image            = var.cloudwatch_agent_image
+    essential        = false
+    memory           = var.metrics_agent_memory
+    restartPolicy    = local.sidecar_restart_policy
+    logConfiguration = local.log_configuration.metrics
+    environment = [
+      { name = "AWS_REGION", value = data.aws_region.current.name },
+      { name = "CW_CONFIG_CONTENT", value = local.cloudwatch_agent_config },
+      { name = "PROMETHEUS_CONFIG_CONTENT", value = local.prometheus_scrape_config },
+    ]
   }
 
+  jobmanager_container = {
+    name      = "jobmanager"
+    image     = var.image
+    essential = true
+    command   = ["jobmanager"]
+    environment = [
+      { name = "AWS_REGION", value = data.aws_region.current.name },
+      { name = "FLINK_PROPERTIES", value = local.flink_properties.jobmanager },
+      { name = "SNAPSHOTS_CHECKPOINT_BASE", value = local.checkpoint_base },
+      {
+        name  = "SNAPSHOTS_JOB_ARGS"
+        value = "--source kinesis --stream-arn ${aws_kinesis_stream.events.arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} ${var.job_args}"
+      },
+      # For 'snapshots submit', which runs beside the JobManager in this container. HotSpot reads
+      # it in every JVM, but the JobManager's own -Xmx (from its process size) comes later on its
+      # command line and wins.
+      { name = "JAVA_TOOL_OPTIONS", value = local.cli_java_options },
+    ]
+    portMappings = [for p in [6123, 6124, 8081] : { containerPort = p, protocol = "tcp" }]
+    # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
+    stopTimeout      = var.stop_timeout_seconds
+    healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
+    logConfiguration = local.log_configuration.jobmanager
+  }
+
+  taskmanager_container = {
+    name      = "taskmanager"
+    image     = var.image
+    essential = true
+    command   = ["taskmanager"]
+    environment = [
+      { name = "AWS_REGION", value = data.aws_region.current.name },
+      { name = "FLINK_PROPERTIES", value = local.flink_properties.taskmanager },
+    ]
+    stopTimeout      = var.stop_timeout_seconds
+    healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "bash -c '</dev/tcp/127.0.0.1/6122' || exit 1"] })
+    logConfiguration = local.log_configuration.taskmanager
+  }
+
+  # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the
+  # task. Not essential (the TaskManager must not die with it), and restarted in place if it dies;
+  # exit 0 is its own decision to let go (it released protection), which a restart would undo.
+  protect_container = {
+    name          = "protect"
+    image         = var.image
+    essential     = false
+    command       = ["protect"]
+    memory        = var.cli_memory
+    restartPolicy = merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })
+    environment = [
+      { name = "AWS_REGION", value = data.aws_region.current.name },
+      { name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" },
+      { name = "JAVA_TOOL_OPTIONS", value = local.cli_java_options },
+    ]
+    stopTimeout      = var.stop_timeout_seconds
+    logConfiguration = local.log_configuration.protect
+  }
+
+  containers = {
+    jobmanager  = concat([local.jobmanager_container], var.metrics ? [local.metrics_container] : [])
+    taskmanager = concat([local.taskmanager_container], var.scale_in_protection ? [local.protect_container] : [], var.metrics ? [local.metrics_container] : [])
+  }
+
+  # The JobManager service never runs two JobManagers by plan: a deployment stops the old task
+  # before it starts the new one (two would each run the job under the same fixed job id). The
+  # TaskManagers start their replacements first, and spares keep the job's slots free to restart in.
   tasks = {
-    jobmanager  = { cpu = var.jobmanager_cpu, memory = var.jobmanager_memory, count = 1 }
-    taskmanager = { cpu = var.taskmanager_cpu, memory = var.taskmanager_memory, count = var.taskmanager_count }
+    jobmanager = {
+      cpu        = var.jobmanager_cpu
+      memory     = var.jobmanager_memory
+      count      = 1
+      deployment = { minimum_healthy_percent = 0, maximum_percent = 100 }
+    }
+    taskmanager = {
+      cpu        = var.taskmanager_cpu
+      memory     = var.taskmanager_memory
+      count      = var.taskmanager_count + var.spare_taskmanagers
+      deployment = { minimum_healthy_percent = 100, maximum_percent = 200 }
+    }
   }
 }
 
@@ -157,6 +328,13 @@ resource "aws_ecs_task_definition" "flink" {
   task_role_arn            = aws_iam_role.task.arn
   container_definitions    = jsonencode(local.containers[each.key])
   tags                     = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = local.flink_process_memory[each.key] >= 1024
+      error_message = "The ${each.key} task leaves Flink ${local.flink_process_memory[each.key]} MiB after its sidecars; give the task more memory (at least 1024 MiB for Flink)."
+    }
+  }
 }
 
 resource "aws_ecs_service" "flink" {
@@ -166,10 +344,10 @@ resource "aws_ecs_service" "flink" {
   task_definition = aws_ecs_task_definition.flink[each.key].arn
   desired_count   = each.value.count
   launch_type     = "FARGATE"
-  # New tasks start before old ones stop. For the JobManager that means two instances of the job
-  # run for a while: the sink's conditional writes make that safe, which is what it exists for.
-  deployment_minimum_healthy_percent = 100
-  deployment_maximum_percent         = 200
+  # Container restart policies need Fargate platform 1.4.0 or later.
+  platform_version                   = "LATEST"
+  deployment_minimum_healthy_percent = each.value.deployment.minimum_healthy_percent
+  deployment_maximum_percent         = each.value.deployment.maximum_percent
   deployment_circuit_breaker {
     enable   = true
     rollback = true
@@ -191,7 +369,7 @@ resource "aws_ecs_service" "flink" {
 }
 
 resource "aws_cloudwatch_log_group" "flink" {
-  for_each          = local.tasks
+  for_each          = toset(["jobmanager", "taskmanager", "metrics"])
   name              = "/ecs/${var.name}/${each.key}"
   retention_in_days = var.log_retention_days
   tags              = var.tags

@@ -36,3 +36,23 @@ output "task_role_arn" {
 output "alarm_topic_arn" {
   value = local.alarm_topic_arn
 }
+
+output "execution_role_name" {
+  description = "The role ECS pulls images and writes logs with, e.g. to let it pull through an ECR cache."
+  value       = aws_iam_role.execution.name
+}
+
+output "task_security_group_id" {
+  description = "The tasks' security group, e.g. to let them reach VPC interface endpoints."
+  value       = aws_security_group.flink.id
+}
+
+output "checkpoint_base" {
+  description = "Where every JobManager incarnation keeps its checkpoints (one jm-<incarnation>/ directory each)."
+  value       = local.checkpoint_base
+}
+
+output "metric_namespace" {
+  description = "The CloudWatch namespace of the job's metrics and alarms."
+  value       = local.metric_namespace
+}

@@ -1,5 +1,5 @@
 # One bucket: snapshots under snapshot_prefix, Flink's checkpoints and savepoints under
-# checkpoint_prefix. Versioned, encrypted, private, TLS only.
+# checkpoint_prefix. Versioned, encrypted, private, TLS only, and write-once under snapshot_prefix.
 
 resource "aws_s3_bucket" "snapshots" {
   bucket_prefix = "${var.name}-"
@@ -38,7 +38,20 @@ resource "aws_s3_bucket_ownership_controls" "snapshots" {
   }
 }
 
-data "aws_iam_policy_document" "tls_only" {
+locals {
+  # What the sink writes under the snapshot prefix without If-None-Match: the staged copies (plain
+  # PUTs, deleted once their part is published) and the two pointers, the completion pointer of a
+  # job version and the version readers follow, rewritten in place with If-Match.
+  staged_copies = "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}_staging/*"
+  pointers = [
+    "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_progress.json",
+    "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_current.json",
+  ]
+  # Flink's checkpoints and savepoints: written and overwritten without conditions, their own prefix.
+  flink_state = "${aws_s3_bucket.snapshots.arn}/${var.checkpoint_prefix}*"
+}
+
+data "aws_iam_policy_document" "bucket" {
   statement {
     sid     = "DenyInsecureTransport"
     effect  = "Deny"
@@ -57,11 +70,74 @@ data "aws_iam_policy_document" "tls_only" {
       values   = ["false"]
     }
   }
+
+  # Everything else the sink writes (parts, manifests, the progress log's entries, divergence
+  # evidence, audit acknowledgements) is created once, with If-None-Match: *, so no writer with a
+  # bug or a stale plan can replace a published object. s3:PutObject also authorizes
+  # CreateMultipartUpload, UploadPart and UploadPartCopy, which take no conditional header: for them
+  # s3:ObjectCreationOperation is false, and the check falls on CompleteMultipartUpload instead.
+  # A policy cannot say "this prefix, except", hence NotResource: the bucket is the job's, so the
+  # rule holds for every key but the exempt ones. An operator's upload needs If-None-Match too
+  # ('aws s3api put-object --if-none-match "*"'), and CopyObject into those keys fails (S3 answers a
+  # conditional one with 501 under such a policy).
+  statement {
+    sid           = "DenyUnconditionalCreates"
+    effect        = "Deny"
+    actions       = ["s3:PutObject"]
+    not_resources = concat([local.staged_copies, local.flink_state], local.pointers)
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Null"
+      variable = "s3:if-none-match"
+      values   = ["true"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "s3:ObjectCreationOperation"
+      values   = ["true"]
+    }
+  }
+
+  # The pointers move only by compare-and-swap: If-Match on their current ETag, or If-None-Match
+  # when they are first created.
+  statement {
+    sid       = "DenyBlindPointerWrites"
+    effect    = "Deny"
+    actions   = ["s3:PutObject"]
+    resources = local.pointers
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Null"
+      variable = "s3:if-none-match"
+      values   = ["true"]
+    }
+    condition {
+      test     = "Null"
+      variable = "s3:if-match"
+      values   = ["true"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "s3:ObjectCreationOperation"
+      values   = ["true"]
+    }
+  }
 }
 
-resource "aws_s3_bucket_policy" "tls_only" {
+moved {
+  from = aws_s3_bucket_policy.tls_only
+  to   = aws_s3_bucket_policy.snapshots
+}
+
+resource "aws_s3_bucket_policy" "snapshots" {
   bucket     = aws_s3_bucket.snapshots.id
-  policy     = data.aws_iam_policy_document.tls_only.json
+  policy     = data.aws_iam_policy_document.bucket.json
   depends_on = [aws_s3_bucket_public_access_block.snapshots]
 }
 
@@ -103,6 +179,23 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
     filter {}
     noncurrent_version_expiration {
       noncurrent_days = 7
+    }
+  }
+
+  # Flink deletes every subsumed checkpoint; in a versioned bucket each delete leaves the data as a
+  # noncurrent version behind a delete marker. Both go soon (S3 honours the shorter of two
+  # overlapping expirations), and the markers once nothing is left behind them.
+  rule {
+    id     = "expire-checkpoint-churn"
+    status = "Enabled"
+    filter {
+      prefix = var.checkpoint_prefix
+    }
+    noncurrent_version_expiration {
+      noncurrent_days = var.checkpoint_noncurrent_days
+    }
+    expiration {
+      expired_object_delete_marker = true
     }
   }
 

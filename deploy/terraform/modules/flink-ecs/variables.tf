@@ -41,9 +41,19 @@ variable "job_version" {
 }
 
 variable "taskmanager_count" {
-  description = "TaskManager tasks; give the job about as many slots as the stream has shards."
+  description = "TaskManager tasks the job needs: its parallelism is taskmanager_count * taskmanager_slots; give it about as many slots as the stream has shards."
   type        = number
   default     = 2
+}
+
+variable "spare_taskmanagers" {
+  description = "TaskManager tasks beyond those the job needs, so the tasks of a lost TaskManager restart at once in free slots instead of waiting for ECS to start a replacement."
+  type        = number
+  default     = 1
+  validation {
+    condition     = var.spare_taskmanagers >= 0
+    error_message = "spare_taskmanagers must be 0 or more."
+  }
 }
 
 variable "taskmanager_slots" {
@@ -58,8 +68,9 @@ variable "jobmanager_cpu" {
 }
 
 variable "jobmanager_memory" {
-  type    = number
-  default = 2048
+  description = "JobManager task memory (MiB); Flink's jobmanager.memory.process.size is what is left after the sidecars and the command line."
+  type        = number
+  default     = 2048
 }
 
 variable "taskmanager_cpu" {
@@ -68,8 +79,35 @@ variable "taskmanager_cpu" {
 }
 
 variable "taskmanager_memory" {
-  type    = number
-  default = 4096
+  description = "TaskManager task memory (MiB); Flink's taskmanager.memory.process.size is what is left after the sidecars."
+  type        = number
+  default     = 4096
+}
+
+variable "cli_heap_mb" {
+  description = "Heap of the snapshots command line (the protect sidecar, and 'snapshots submit' inside the JobManager container), set with JAVA_TOOL_OPTIONS."
+  type        = number
+  default     = 128
+}
+
+variable "cli_memory" {
+  description = "Memory (MiB) of the protect sidecar, and what the JobManager task keeps aside for 'snapshots submit': the heap plus the JVM's own."
+  type        = number
+  default     = 256
+  validation {
+    condition     = var.cli_memory >= 2 * var.cli_heap_mb
+    error_message = "cli_memory must be at least twice cli_heap_mb: metaspace, threads and code cache live outside the heap."
+  }
+}
+
+variable "retained_checkpoints" {
+  description = "Completed checkpoints Flink keeps (state.checkpoints.num-retained): a restarted JobManager can fall back past a damaged newest one."
+  type        = number
+  default     = 3
+  validation {
+    condition     = var.retained_checkpoints >= 1
+    error_message = "retained_checkpoints must be at least 1."
+  }
 }
 
 variable "stop_timeout_seconds" {
@@ -111,6 +149,16 @@ variable "allow_snapshot_expiry" {
   default     = false
 }
 
+variable "checkpoint_noncurrent_days" {
+  description = "Days before old versions and delete markers of Flink's subsumed checkpoints (under checkpoint_prefix) are removed from the versioned bucket."
+  type        = number
+  default     = 1
+  validation {
+    condition     = var.checkpoint_noncurrent_days >= 1
+    error_message = "checkpoint_noncurrent_days must be at least 1."
+  }
+}
+
 variable "kinesis_shard_count" {
   type    = number
   default = 2
@@ -126,6 +174,68 @@ variable "scale_in_protection" {
   description = "Run the scale-in protection sidecar in every TaskManager task (snapshots protect)."
   type        = bool
   default     = true
+}
+
+variable "metrics" {
+  description = "Run a CloudWatch agent sidecar in every task that scrapes Flink's Prometheus reporter and publishes the alarmed metrics to CloudWatch (namespace Snapshots/<name>)."
+  type        = bool
+  default     = true
+}
+
+variable "cloudwatch_agent_image" {
+  description = "The CloudWatch agent image of the metrics sidecar. Tasks without internet access (VPC endpoints only) need a copy in ECR, e.g. through a pull-through cache (examples/complete does this)."
+  type        = string
+  default     = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:latest"
+}
+
+variable "metrics_agent_memory" {
+  description = "Memory (MiB) of the metrics sidecar."
+  type        = number
+  default     = 256
+}
+
+variable "job_down_alarm_minutes" {
+  description = "Alarm when the job has not been RUNNING (or the JobManager has reported nothing) for this many consecutive minutes."
+  type        = number
+  default     = 3
+}
+
+variable "restart_alarm_minutes" {
+  description = "Window of the restart alarm, in minutes."
+  type        = number
+  default     = 15
+}
+
+variable "restart_alarm_count" {
+  description = "Alarm when the job restarted in this many of the last restart_alarm_minutes minutes (a restart loop, not one lost TaskManager)."
+  type        = number
+  default     = 3
+  validation {
+    condition     = var.restart_alarm_count >= 1
+    error_message = "restart_alarm_count must be at least 1."
+  }
+}
+
+variable "checkpoint_alarm_minutes" {
+  description = "Alarm when no checkpoint completed for this many consecutive minutes (keep it above the job's --checkpoint-interval)."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.checkpoint_alarm_minutes >= 2
+    error_message = "checkpoint_alarm_minutes must be at least 2."
+  }
+}
+
+variable "iterator_age_alarm_minutes" {
+  description = "Alarm when the job reads the stream this many minutes behind (GetRecords.IteratorAgeMilliseconds) for 3 consecutive minutes."
+  type        = number
+  default     = 10
+}
+
+variable "collapsed_parts_threshold" {
+  description = "Alarm when more parts than this collapsed into existing objects within 5 minutes: the same work was started more than once (a restart, or a second instance)."
+  type        = number
+  default     = 0
 }
 
 variable "deployment_alarm_minutes" {

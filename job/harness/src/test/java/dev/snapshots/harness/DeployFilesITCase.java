@@ -2,28 +2,45 @@ package dev.snapshots.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.key.ObjectKeys;
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.StreamSupport;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.metrics.CharacterFilter;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsTracker;
+import org.apache.flink.runtime.metrics.MetricNames;
+import org.apache.flink.runtime.metrics.groups.AbstractMetricGroup;
+import org.apache.flink.runtime.metrics.groups.UnregisteredMetricGroups;
+import org.apache.flink.runtime.scheduler.metrics.JobStatusMetrics;
+import org.apache.flink.runtime.scheduler.metrics.StateTimeMetric;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * What can be checked of the deployment here, where there is no Docker engine and no AWS account:
- * docker-compose.yml validates with docker-compose itself, the image's files are consistent, and
+ * docker-compose.yml validates with docker-compose itself, the images' files are consistent, and
  * the Terraform parses (with @cdktf/hcl2json) into resources that have the properties the
- * deployment depends on.
+ * deployment depends on. Expressions hcl2json cannot take apart arrive as their source text.
  */
 class DeployFilesITCase {
     private static final Path ROOT =
             Path.of(System.getProperty("snapshots.root")).toAbsolutePath().normalize();
+    private static final String MODULE = "modules/flink-ecs/";
+    private static final String EXAMPLE = "examples/complete/main.tf";
     private static JsonNode terraform;
 
     @BeforeAll
@@ -35,20 +52,84 @@ class DeployFilesITCase {
         terraform = new ObjectMapper().readTree(run(parse, "node", "parse.js", ".."));
     }
 
+    // --- docker-compose and the images ------------------------------------------------------
+
     @Test
-    void composeFileValidates() throws Exception {
+    void composeRunsOnS3ProxyAndImagesBuiltBeforehand() throws Exception {
         run(ROOT, "docker-compose", "-f", "docker-compose.yml", "config", "-q");
-        String compose = Files.readString(ROOT.resolve("docker-compose.yml"));
-        assertThat(compose)
+        // The resolved file: anchors and merges applied, as docker-compose will run it.
+        JsonNode services =
+                new YAMLMapper()
+                        .readTree(run(ROOT, "docker-compose", "-f", "docker-compose.yml", "config"))
+                        .path("services");
+        assertThat(fieldNames(services))
                 .contains(
-                        "jobmanager:",
-                        "taskmanager-1:",
-                        "taskmanager-2:",
-                        "minio:",
-                        "create-bucket:",
-                        "kinesis:",
-                        "producer:",
-                        "SNAPSHOTS_JOB_ARGS");
+                        "s3proxy",
+                        "create-bucket",
+                        "kinesis",
+                        "producer",
+                        "jobmanager",
+                        "taskmanager-1",
+                        "taskmanager-2")
+                .doesNotContain("minio");
+
+        JsonNode s3 = services.path("s3proxy");
+        assertThat(s3.path("image").asText()).startsWith("andrewgaul/s3proxy:");
+        assertThat(s3.path("environment").path("JCLOUDS_PROVIDER").asText())
+                .isEqualTo("filesystem-nio2");
+        assertThat(s3.path("environment").path("S3PROXY_AUTHORIZATION").asText()).isEqualTo("none");
+        assertThat(services.path("create-bucket").path("entrypoint").toString())
+                .contains("-X PUT http://s3proxy:80/snapshots");
+        assertThat(
+                        services.path("jobmanager")
+                                .path("depends_on")
+                                .path("create-bucket")
+                                .path("condition")
+                                .asText())
+                .isEqualTo("service_completed_successfully");
+
+        for (String kinesis : List.of("kinesis", "producer")) {
+            JsonNode service = services.path(kinesis);
+            assertThat(Path.of(service.path("build").path("context").asText()))
+                    .as("%s runs an image built from deploy/kinesalite", kinesis)
+                    .isEqualTo(ROOT.resolve("deploy/kinesalite"));
+            assertThat(service.path("volumes").isMissingNode())
+                    .as("%s mounts nothing from the host", kinesis)
+                    .isTrue();
+        }
+        assertThat(services.toString()).as("no npm ci at start").doesNotContain("npm ci");
+
+        JsonNode jobmanager = services.path("jobmanager").path("environment");
+        assertThat(jobmanager.path("SNAPSHOTS_CHECKPOINT_BASE").asText())
+                .isEqualTo("s3://snapshots/flink/checkpoints");
+        assertThat(jobmanager.path("SNAPSHOTS_JOB_ARGS").asText())
+                .contains("--endpoint http://s3proxy:80");
+        List<String> jobmanagerProperties = lines(jobmanager.path("FLINK_PROPERTIES").asText());
+        List<String> taskmanagerProperties =
+                lines(
+                        services.path("taskmanager-1")
+                                .path("environment")
+                                .path("FLINK_PROPERTIES")
+                                .asText());
+        assertThat(jobmanagerProperties)
+                .as("the entrypoint sets the JobManager's checkpoint directory per incarnation")
+                .noneMatch(p -> p.startsWith("state.checkpoints.dir:"))
+                .contains("state.checkpoints.num-retained: 3", "s3.endpoint: http://s3proxy:80");
+        assertThat(taskmanagerProperties)
+                .contains("state.checkpoints.dir: s3://snapshots/flink/checkpoints");
+        assertFlinkPropertiesSurviveTheEntrypoint(jobmanagerProperties);
+        assertFlinkPropertiesSurviveTheEntrypoint(taskmanagerProperties);
+    }
+
+    @Test
+    void theKinesisImageInstallsItsPackagesWhenItIsBuilt() throws Exception {
+        Path context = ROOT.resolve("deploy/kinesalite");
+        List<String> lines = Files.readAllLines(context.resolve("Dockerfile"));
+        assertThat(lines).anyMatch(l -> l.startsWith("RUN npm ci"));
+        assertCopySourcesExist(lines, context);
+        assertThat(Files.readAllLines(context.resolve(".dockerignore")))
+                .as("the host's packages stay out of the context")
+                .contains("node_modules");
     }
 
     @Test
@@ -57,14 +138,7 @@ class DeployFilesITCase {
         assertThat(lines).contains("FROM flink:1.20.1-java17", "USER flink");
         assertThat(String.join("\n", lines))
                 .contains("/opt/flink/plugins/s3-fs-presto", "/opt/flink/usrlib/snapshots-job.jar");
-        for (String line : lines) {
-            if (line.startsWith("COPY ")) {
-                String[] words = line.split(" +");
-                assertThat(ROOT.resolve(words[words.length - 2]))
-                        .as("the build context has %s", line)
-                        .exists();
-            }
-        }
+        assertCopySourcesExist(lines, ROOT);
         assertThat(lines.indexOf("USER flink"))
                 .as("no root after the last COPY")
                 .isGreaterThan(lastIndexStartingWith(lines, "COPY"));
@@ -72,20 +146,67 @@ class DeployFilesITCase {
     }
 
     @Test
-    void servicesDeployWithoutGapsAndRollBack() {
-        assertThat(local("tasks").path("jobmanager").path("count").asInt()).isEqualTo(1);
-        assertThat(local("tasks").path("taskmanager").path("count").asText())
-                .isEqualTo("${var.taskmanager_count}");
+    void theBuildContextLeavesOutBuildOutputButNotTheJarsTheImageCopies() throws Exception {
+        List<String> ignore = Files.readAllLines(ROOT.resolve(".dockerignore"));
+        for (String excluded :
+                List.of(
+                        ".git",
+                        "node_modules",
+                        "deploy/kinesalite/node_modules",
+                        "target",
+                        "job/harness/target/classes",
+                        "deploy/flink-local/target/lib/flink-dist.jar")) {
+            assertThat(dockerIgnores(ignore, excluded)).as("%s is left out", excluded).isTrue();
+        }
+        for (String line : Files.readAllLines(ROOT.resolve("deploy/docker/Dockerfile"))) {
+            if (line.startsWith("COPY ")) {
+                String source = copySource(line);
+                assertThat(dockerIgnores(ignore, source))
+                        .as("%s is in the context", source)
+                        .isFalse();
+            }
+        }
+    }
+
+    // --- the services ------------------------------------------------------------------------
+
+    @Test
+    void theJobManagerNeverOverlapsAndTaskManagersDeployWithoutGaps() {
+        JsonNode tasks = local("tasks");
+        assertThat(tasks.path("jobmanager").path("count").asInt()).isEqualTo(1);
+        assertThat(
+                        tasks.path("jobmanager")
+                                .path("deployment")
+                                .path("minimum_healthy_percent")
+                                .asInt())
+                .as("the old JobManager stops before the new one starts")
+                .isZero();
+        assertThat(tasks.path("jobmanager").path("deployment").path("maximum_percent").asInt())
+                .isEqualTo(100);
+        assertThat(
+                        tasks.path("taskmanager")
+                                .path("deployment")
+                                .path("minimum_healthy_percent")
+                                .asInt())
+                .isEqualTo(100);
+        assertThat(tasks.path("taskmanager").path("deployment").path("maximum_percent").asInt())
+                .isEqualTo(200);
+
         JsonNode s = resource("aws_ecs_service", "flink");
         assertThat(s.path("for_each").asText())
                 .as("one service per task kind")
                 .isEqualTo("${local.tasks}");
-        assertThat(s.path("deployment_minimum_healthy_percent").asInt()).isEqualTo(100);
-        assertThat(s.path("deployment_maximum_percent").asInt()).isEqualTo(200);
+        assertThat(s.path("deployment_minimum_healthy_percent").asText())
+                .isEqualTo("${each.value.deployment.minimum_healthy_percent}");
+        assertThat(s.path("deployment_maximum_percent").asText())
+                .isEqualTo("${each.value.deployment.maximum_percent}");
+        assertThat(s.path("desired_count").asText()).isEqualTo("${each.value.count}");
         assertThat(s.path("deployment_circuit_breaker").get(0).path("enable").asBoolean()).isTrue();
         assertThat(s.path("deployment_circuit_breaker").get(0).path("rollback").asBoolean())
                 .isTrue();
         assertThat(s.path("launch_type").asText()).isEqualTo("FARGATE");
+        assertThat(s.path("network_configuration").get(0).path("assign_public_ip").asBoolean())
+                .isFalse();
         assertThat(s.path("dynamic").path("service_registries").get(0).path("for_each").asText())
                 .as("TaskManagers find the JobManager through Cloud Map")
                 .contains("aws_service_discovery_service.jobmanager.arn");
@@ -97,77 +218,289 @@ class DeployFilesITCase {
     }
 
     @Test
+    void aSpareTaskManagerWaitsOutsideTheJobsParallelism() {
+        assertThat(local("tasks").path("taskmanager").path("count").asText())
+                .isEqualTo("${var.taskmanager_count + var.spare_taskmanagers}");
+        assertThat(variable("spare_taskmanagers").path("default").asInt()).isEqualTo(1);
+        assertThat(local("job_parallelism").asText())
+                .isEqualTo("${var.taskmanager_count * var.taskmanager_slots}");
+        assertThat(local("flink_common_properties"))
+                .extracting(JsonNode::asText)
+                .contains("parallelism.default: ${local.job_parallelism}");
+    }
+
+    @Test
+    void eachJobManagerIncarnationCheckpointsUnderTheBase() {
+        assertThat(local("checkpoint_base").asText())
+                .isEqualTo(
+                        "s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}checkpoints");
+        assertThat(environment(local("jobmanager_container")))
+                .containsEntry("SNAPSHOTS_CHECKPOINT_BASE", "${local.checkpoint_base}")
+                .containsEntry("FLINK_PROPERTIES", "${local.flink_properties.jobmanager}");
+        assertThat(texts(local("flink_common_properties")))
+                .contains(
+                        "state.checkpoints.num-retained: ${var.retained_checkpoints}",
+                        "state.savepoints.dir: s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}savepoints")
+                .noneMatch(p -> p.startsWith("state.checkpoints.dir"));
+        assertThat(texts(local("flink_jobmanager_properties")))
+                .noneMatch(p -> p.startsWith("state.checkpoints.dir"));
+        assertThat(texts(local("flink_taskmanager_properties")))
+                .as("the TaskManagers' fallback, never the JobManager's memory")
+                .contains("state.checkpoints.dir: ${local.checkpoint_base}");
+        assertThat(variable("retained_checkpoints").path("default").asInt()).isEqualTo(3);
+        assertThat(local("flink_properties").path("jobmanager").asText())
+                .contains("local.flink_common_properties", "local.flink_jobmanager_properties");
+        assertThat(local("flink_properties").path("taskmanager").asText())
+                .contains("local.flink_common_properties", "local.flink_taskmanager_properties");
+        for (String role : List.of("common", "jobmanager", "taskmanager")) {
+            assertFlinkPropertiesSurviveTheEntrypoint(
+                    texts(local("flink_" + role + "_properties")));
+        }
+    }
+
+    @Test
+    void fargateTasksReadTheTaskRoleAndSizeFlinkToTheirMemory() {
+        assertThat(texts(local("flink_common_properties")))
+                .as("the Presto S3 filesystem's default is EC2 instance credentials")
+                .contains("s3.use-instance-credentials: false");
+        assertThat(texts(local("flink_jobmanager_properties")))
+                .contains(
+                        "jobmanager.memory.process.size: ${local.flink_process_memory.jobmanager}m");
+        assertThat(texts(local("flink_taskmanager_properties")))
+                .contains(
+                        "taskmanager.memory.process.size: ${local.flink_process_memory.taskmanager}m",
+                        "taskmanager.memory.managed.size: 0");
+        JsonNode process = local("flink_process_memory");
+        assertThat(process.path("jobmanager").asText())
+                .startsWith("${var.jobmanager_memory - local.sidecar_memory.jobmanager");
+        assertThat(process.path("taskmanager").asText())
+                .startsWith("${var.taskmanager_memory - local.sidecar_memory.taskmanager");
+        JsonNode sidecars = local("sidecar_memory");
+        assertThat(sidecars.path("jobmanager").asText())
+                .contains("var.cli_memory", "var.metrics_agent_memory");
+        assertThat(sidecars.path("taskmanager").asText())
+                .contains("var.scale_in_protection ? var.cli_memory", "var.metrics_agent_memory");
+        JsonNode definition = resource("aws_ecs_task_definition", "flink");
+        assertThat(
+                        definition
+                                .path("lifecycle")
+                                .get(0)
+                                .path("precondition")
+                                .get(0)
+                                .path("condition")
+                                .asText())
+                .isEqualTo("${local.flink_process_memory[each.key] >= 1024}");
+    }
+
+    @Test
     void tasksGetUpTo120SecondsToStopAndHaveHealthChecks() {
         JsonNode timeout = variable("stop_timeout_seconds");
         assertThat(timeout.path("default").asInt()).isEqualTo(120);
         assertThat(timeout.path("validation").get(0).path("condition").asText()).contains("<= 120");
-        JsonNode jobmanager = local("containers").path("jobmanager").get(0);
-        assertThat(jobmanager.path("stopTimeout").asText())
-                .isEqualTo("${var.stop_timeout_seconds}");
-        assertThat(jobmanager.path("healthCheck").asText())
+        for (String container : List.of("jobmanager_container", "taskmanager_container")) {
+            JsonNode c = local(container);
+            assertThat(c.path("essential").asBoolean()).isTrue();
+            assertThat(c.path("stopTimeout").asText()).isEqualTo("${var.stop_timeout_seconds}");
+        }
+        assertThat(local("jobmanager_container").path("healthCheck").asText())
                 .contains("curl -sf http://localhost:8081/overview");
-        String taskmanager = local("containers").path("taskmanager").asText();
-        assertThat(taskmanager)
-                .contains(
-                        "stopTimeout      = var.stop_timeout_seconds", "healthCheck      = merge(");
-        assertThat(taskmanager)
-                .as("the scale-in protection sidecar")
-                .contains("command          = [\"protect\"]", "essential        = false");
+        assertThat(local("taskmanager_container").path("healthCheck").asText())
+                .contains("/dev/tcp/127.0.0.1/6122");
+        assertThat(local("protect_container").path("stopTimeout").asText())
+                .isEqualTo("${var.stop_timeout_seconds}");
     }
 
     @Test
-    void theBucketIsPrivateEncryptedTlsOnlyAndCleansUpUploads() {
-        JsonNode block = resource("aws_s3_bucket_public_access_block", "snapshots");
-        for (String flag :
-                List.of(
-                        "block_public_acls",
-                        "block_public_policy",
-                        "ignore_public_acls",
-                        "restrict_public_buckets")) {
-            assertThat(block.path(flag).asBoolean()).as(flag).isTrue();
+    void sidecarsAreRestartedInPlaceAndTheCommandLineHasASmallHeap() {
+        assertThat(local("containers").path("taskmanager").asText())
+                .contains(
+                        "var.scale_in_protection ? [local.protect_container]",
+                        "var.metrics ? [local.metrics_container]");
+        assertThat(local("containers").path("jobmanager").asText())
+                .contains("var.metrics ? [local.metrics_container]");
+        JsonNode protect = local("protect_container");
+        assertThat(protect.path("command").get(0).asText()).isEqualTo("protect");
+        assertThat(protect.path("essential").asBoolean())
+                .as("the TaskManager does not die with it")
+                .isFalse();
+        assertThat(protect.path("restartPolicy").asText())
+                .as("exit 0 is the sidecar letting go on purpose")
+                .isEqualTo("${merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })}");
+        assertThat(protect.path("memory").asText()).isEqualTo("${var.cli_memory}");
+        JsonNode policy = local("sidecar_restart_policy");
+        assertThat(policy.path("enabled").asBoolean()).isTrue();
+        assertThat(policy.path("restartAttemptPeriod").asInt()).isBetween(60, 1800);
+        JsonNode metrics = local("metrics_container");
+        assertThat(metrics.path("essential").asBoolean()).isFalse();
+        assertThat(metrics.path("restartPolicy").asText())
+                .isEqualTo("${local.sidecar_restart_policy}");
+        assertThat(resource("aws_ecs_service", "flink").path("platform_version").asText())
+                .as("container restart policies need Fargate 1.4.0 or later")
+                .isEqualTo("LATEST");
+
+        // JAVA_TOOL_OPTIONS: HotSpot reads it without help from the image.
+        assertThat(local("cli_java_options").asText()).isEqualTo("-Xmx${var.cli_heap_mb}m");
+        for (String container : List.of("protect_container", "jobmanager_container")) {
+            assertThat(environment(local(container)))
+                    .as(container)
+                    .containsEntry("JAVA_TOOL_OPTIONS", "${local.cli_java_options}");
         }
-        assertThat(
-                        resource("aws_s3_bucket_versioning", "snapshots")
-                                .path("versioning_configuration")
-                                .get(0)
-                                .path("status")
-                                .asText())
-                .isEqualTo("Enabled");
-        assertThat(
-                        resource("aws_s3_bucket_server_side_encryption_configuration", "snapshots")
-                                .toString())
-                .contains("aws:kms");
-
-        JsonNode tls = policy("tls_only").get(0);
-        assertThat(tls.path("effect").asText()).isEqualTo("Deny");
-        assertThat(tls.path("condition").get(0).path("variable").asText())
-                .isEqualTo("aws:SecureTransport");
-        assertThat(tls.path("condition").get(0).path("values").get(0).asText()).isEqualTo("false");
-
-        JsonNode rules =
-                resource("aws_s3_bucket_lifecycle_configuration", "snapshots").path("rule");
-        assertThat(rules.findValues("days_after_initiation"))
-                .extracting(JsonNode::asInt)
-                .containsExactly(1);
-        // Staged copies outlive the longest outage the job recovers from: the stream's retention,
-        // plus a day.
-        JsonNode staging =
-                StreamSupport.stream(rules.spliterator(), false)
-                        .filter(r -> r.path("id").asText().equals("expire-staged-copies"))
-                        .findFirst()
-                        .orElseThrow();
-        assertThat(staging.path("filter").get(0).path("prefix").asText())
-                .isEqualTo("${var.snapshot_prefix}_staging/");
-        assertThat(staging.path("expiration").get(0).path("days").asText())
-                .isEqualTo("${local.staging_retention_days}");
-        assertThat(local("staging_retention_days").asText())
-                .isEqualTo("${ceil(var.kinesis_retention_hours / 24) + 1}");
-        assertThat(rules.findValues("expiration")).as("no other expiry").hasSize(1);
-        assertThat(variable("expire_prefix").path("default").asText())
-                .as("nothing expires by default")
-                .isEmpty();
-        assertThat(variable("allow_snapshot_expiry").path("default").asBoolean()).isFalse();
+        assertThat(variable("cli_memory").path("validation").get(0).path("condition").asText())
+                .isEqualTo("${var.cli_memory >= 2 * var.cli_heap_mb}");
     }
+
+    // --- metrics and alarms ------------------------------------------------------------------
+
+    @Test
+    void flinksPrometheusReporterFeedsTheSidecarUnderFlinksOwnNames() throws Exception {
+        assertThat(texts(local("flink_common_properties")))
+                .contains(
+                        "metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+                        "metrics.reporter.prom.port: 9249");
+        assertThat(local("prometheus_scrape_config").asText())
+                .contains(
+                        "localhost:9249",
+                        "cluster = var.name",
+                        "join(\"|\", local.exported_metrics)");
+        assertThat(local("cloudwatch_agent_config").asText())
+                .contains(
+                        "prometheus_config_path = \"env:PROMETHEUS_CONFIG_CONTENT\"",
+                        "dimensions       = [[\"cluster\"]]",
+                        "for m in local.exported_metrics");
+        assertThat(environment(local("metrics_container")))
+                .containsEntry("CW_CONFIG_CONTENT", "${local.cloudwatch_agent_config}")
+                .containsEntry("PROMETHEUS_CONFIG_CONTENT", "${local.prometheus_scrape_config}");
+        assertThat(local("exported_metrics").asText()).isEqualTo("${values(local.flink_metrics)}");
+
+        // The reporter's rule: "flink_" + the group's logical scope joined with "_" + the name.
+        AbstractMetricGroup<?> jobOnJobManager =
+                UnregisteredMetricGroups.createUnregisteredJobManagerJobMetricGroup();
+        AbstractMetricGroup<?> operator =
+                UnregisteredMetricGroups.createUnregisteredOperatorMetricGroup();
+        JsonNode names = local("flink_metrics");
+        assertThat(names.path("running_time").asText())
+                .isEqualTo(prometheusName(jobOnJobManager, runningTimeMetric()));
+        assertThat(names.path("restarts").asText())
+                .isEqualTo(prometheusName(jobOnJobManager, MetricNames.NUM_RESTARTS));
+        assertThat(names.path("last_checkpoint_id").asText())
+                .isEqualTo(
+                        prometheusName(
+                                jobOnJobManager,
+                                constant(
+                                        CheckpointStatsTracker.class,
+                                        "LATEST_COMPLETED_CHECKPOINT_ID_METRIC")));
+        assertThat(names.path("parts_collapsed").asText())
+                .as("the committer's counter")
+                .isEqualTo(prometheusName(operator, "partsCollapsed"));
+        assertThat(Files.readString(sinkSource("SnapshotCommitter.java")))
+                .contains("counter(\"partsCollapsed\")", "counter(\"partsCreated\")");
+    }
+
+    @Test
+    void alarmsCoverTheJobTheStreamTheOutputAndTheDeployments() throws Exception {
+        JsonNode rules = resource("aws_cloudwatch_event_rule", "deployment").path("for_each");
+        assertThat(rules.path("failed").asText()).isEqualTo("SERVICE_DEPLOYMENT_FAILED");
+        assertThat(rules.path("started").asText()).isEqualTo("SERVICE_DEPLOYMENT_IN_PROGRESS");
+        assertThat(
+                        resource("aws_cloudwatch_event_target", "deployment_failed")
+                                .path("arn")
+                                .asText())
+                .contains("alarm_topic_arn");
+        assertThat(
+                        resource("aws_cloudwatch_event_target", "deployment_started")
+                                .path("arn")
+                                .asText())
+                .contains("aws_sfn_state_machine.deployment_watch");
+        assertThat(
+                        resource("aws_sfn_state_machine", "deployment_watch")
+                                .path("definition")
+                                .asText())
+                .contains("var.deployment_alarm_minutes * 60", "IN_PROGRESS", "sns:publish");
+
+        JsonNode notRunning = resource("aws_cloudwatch_metric_alarm", "job_not_running");
+        assertThat(notRunning.path("metric_name").asText())
+                .isEqualTo("${local.flink_metrics.running_time}");
+        assertThat(notRunning.path("comparison_operator").asText()).isEqualTo("LessThanThreshold");
+        assertThat(notRunning.path("treat_missing_data").asText())
+                .as("no JobManager reporting is a job not running")
+                .isEqualTo("breaching");
+        assertThat(notRunning.path("evaluation_periods").asText())
+                .isEqualTo("${var.job_down_alarm_minutes}");
+
+        JsonNode restarting = resource("aws_cloudwatch_metric_alarm", "job_restarting");
+        assertThat(queries(restarting))
+                .containsEntry("restarts", "${local.flink_metrics.restarts}")
+                .containsEntry("new_restarts", "DIFF(restarts)");
+        assertThat(restarting.path("datapoints_to_alarm").asText())
+                .isEqualTo("${var.restart_alarm_count}");
+        assertThat(restarting.path("evaluation_periods").asText())
+                .isEqualTo("${var.restart_alarm_minutes}");
+
+        JsonNode stalled = resource("aws_cloudwatch_metric_alarm", "checkpoints_stalled");
+        assertThat(queries(stalled))
+                .containsEntry("checkpoint", "${local.flink_metrics.last_checkpoint_id}")
+                .containsEntry("completed", "DIFF(checkpoint)");
+        assertThat(stalled.path("comparison_operator").asText())
+                .isEqualTo("LessThanOrEqualToThreshold");
+        assertThat(stalled.path("evaluation_periods").asText())
+                .isEqualTo("${var.checkpoint_alarm_minutes}");
+        assertThat(stalled.path("treat_missing_data").asText()).isEqualTo("breaching");
+        for (JsonNode alarm : List.of(notRunning, restarting, stalled)) {
+            assertThat(alarm.path("count").asText()).isEqualTo("${var.metrics ? 1 : 0}");
+            assertThat(alarm.toString()).contains("\"cluster\":\"${var.name}\"");
+        }
+
+        JsonNode lag = resource("aws_cloudwatch_metric_alarm", "stream_lag");
+        assertThat(lag.path("namespace").asText()).isEqualTo("AWS/Kinesis");
+        assertThat(lag.path("metric_name").asText())
+                .isEqualTo("GetRecords.IteratorAgeMilliseconds");
+        assertThat(lag.path("dimensions").path("StreamName").asText())
+                .isEqualTo("${aws_kinesis_stream.events.name}");
+        assertThat(lag.path("threshold").asText())
+                .isEqualTo("${var.iterator_age_alarm_minutes * 60 * 1000}");
+
+        // One committer log line per increment of partsCollapsed.
+        JsonNode collapsedFilter = resource("aws_cloudwatch_log_metric_filter", "collapsed");
+        assertThat(collapsedFilter.path("pattern").asText())
+                .isEqualTo("\"Collapsed\" \"into the existing object\"");
+        assertThat(collapsedFilter.path("log_group_name").asText()).contains("[\"taskmanager\"]");
+        assertThat(Files.readString(sinkSource("SnapshotCommitter.java")))
+                .contains("\"Collapsed {} into the existing object");
+        JsonNode collapsed = resource("aws_cloudwatch_metric_alarm", "collapsed");
+        assertThat(collapsed.path("metric_name").asText())
+                .isEqualTo(
+                        collapsedFilter.path("metric_transformation").get(0).path("name").asText());
+        assertThat(collapsed.path("comparison_operator").asText())
+                .isEqualTo("GreaterThanThreshold");
+        assertThat(collapsed.path("threshold").asText())
+                .isEqualTo("${var.collapsed_parts_threshold}");
+        assertThat(variable("collapsed_parts_threshold").path("default").asInt()).isZero();
+
+        assertThat(
+                        resource("aws_cloudwatch_log_metric_filter", "divergence")
+                                .path("pattern")
+                                .asText())
+                .contains("DIVERGENCE at");
+        JsonNode divergence = resource("aws_cloudwatch_metric_alarm", "divergence");
+        assertThat(divergence.path("comparison_operator").asText())
+                .isEqualTo("GreaterThanThreshold");
+        assertThat(divergence.path("threshold").asInt()).isZero();
+
+        for (JsonNode alarm : resources("aws_cloudwatch_metric_alarm")) {
+            assertThat(alarm.get(0).path("alarm_actions").toString())
+                    .contains("${local.alarm_topic_arn}");
+        }
+        for (String kind :
+                List.of(
+                        "aws_kinesis_stream",
+                        "aws_cloudwatch_log_group",
+                        "aws_service_discovery_private_dns_namespace",
+                        "aws_ecs_cluster")) {
+            assertThat(resources(kind).size()).as(kind).isPositive();
+        }
+    }
+
+    // --- IAM and the bucket ------------------------------------------------------------------
 
     @Test
     void theJobsRoleIsLeastPrivilegeAndCannotDeleteSnapshots() {
@@ -199,8 +532,7 @@ class DeployFilesITCase {
             }
         }
         for (JsonNode st : policy("task")) {
-            List<String> actions = new ArrayList<>();
-            st.path("actions").forEach(a -> actions.add(a.asText()));
+            List<String> actions = texts(st.path("actions"));
             if (actions.contains("s3:DeleteObject")) {
                 st.path("resources")
                         .forEach(
@@ -227,47 +559,187 @@ class DeployFilesITCase {
     }
 
     @Test
-    void alarmsCoverFailedAndHangingDeploymentsAndDivergence() {
-        JsonNode rules = resource("aws_cloudwatch_event_rule", "deployment").path("for_each");
-        assertThat(rules.path("failed").asText()).isEqualTo("SERVICE_DEPLOYMENT_FAILED");
-        assertThat(rules.path("started").asText()).isEqualTo("SERVICE_DEPLOYMENT_IN_PROGRESS");
-        assertThat(
-                        resource("aws_cloudwatch_event_target", "deployment_failed")
-                                .path("arn")
-                                .asText())
-                .contains("alarm_topic_arn");
-        assertThat(
-                        resource("aws_cloudwatch_event_target", "deployment_started")
-                                .path("arn")
-                                .asText())
-                .contains("aws_sfn_state_machine.deployment_watch");
-        assertThat(
-                        resource("aws_sfn_state_machine", "deployment_watch")
-                                .path("definition")
-                                .asText())
-                .contains("var.deployment_alarm_minutes * 60", "IN_PROGRESS", "sns:publish");
-        assertThat(
-                        resource("aws_cloudwatch_log_metric_filter", "divergence")
-                                .path("pattern")
-                                .asText())
-                .contains("DIVERGENCE at");
-        JsonNode alarm = resource("aws_cloudwatch_metric_alarm", "divergence");
-        assertThat(alarm.path("comparison_operator").asText()).isEqualTo("GreaterThanThreshold");
-        assertThat(alarm.path("threshold").asInt()).isZero();
-        for (String kind :
-                List.of(
-                        "aws_kinesis_stream",
-                        "aws_cloudwatch_log_group",
-                        "aws_service_discovery_private_dns_namespace",
-                        "aws_ecs_cluster")) {
-            assertThat(resources(kind).size()).as(kind).isPositive();
+    void aMissingKeyIsA404NotA403() {
+        JsonNode list = statement("task", "ListOwnPrefixes");
+        assertThat(texts(list.path("actions"))).containsExactly("s3:ListBucket");
+        JsonNode condition = list.path("condition").get(0);
+        assertThat(condition.path("variable").asText()).isEqualTo("s3:prefix");
+        assertThat(condition.path("test").asText())
+                .as("a HEAD's implicit ListBucket check carries no s3:prefix")
+                .isEqualTo("StringLikeIfExists");
+        assertThat(texts(condition.path("values")))
+                .contains("${var.snapshot_prefix}*", "${var.checkpoint_prefix}*");
+        for (JsonNode st : policy("task")) {
+            if (texts(st.path("actions")).contains("s3:ListBucketMultipartUploads")) {
+                assertThat(st.path("condition").toString())
+                        .as("ListBucketMultipartUploads supports no s3:prefix condition key")
+                        .doesNotContain("s3:prefix");
+            }
         }
+        assertThat(texts(statement("task", "PublishMetrics").path("resources")))
+                .allMatch(r -> r.contains("aws_cloudwatch_log_group.flink[\"metrics\"].arn"));
+    }
+
+    @Test
+    void theSnapshotPrefixIsWriteOnceButForStagedCopiesAndPointers() {
+        JsonNode creates = statement("bucket", "DenyUnconditionalCreates");
+        assertThat(creates.path("effect").asText()).isEqualTo("Deny");
+        assertThat(texts(creates.path("actions"))).containsExactly("s3:PutObject");
+        assertThat(conditions(creates))
+                .containsEntry("Null s3:if-none-match", "true")
+                .as(
+                        "CreateMultipartUpload, UploadPart and UploadPartCopy take no conditional header")
+                .containsEntry("Bool s3:ObjectCreationOperation", "true")
+                .hasSize(2);
+        assertThat(creates.path("not_resources").asText())
+                .isEqualTo("${concat([local.staged_copies, local.flink_state], local.pointers)}");
+
+        JsonNode pointers = statement("bucket", "DenyBlindPointerWrites");
+        assertThat(pointers.path("resources").asText()).isEqualTo("${local.pointers}");
+        assertThat(conditions(pointers))
+                .containsEntry("Null s3:if-none-match", "true")
+                .containsEntry("Null s3:if-match", "true")
+                .containsEntry("Bool s3:ObjectCreationOperation", "true");
+
+        // The exempt keys are the sink's own: staged copies, the completion and current pointers.
+        JsonNode keys = local("pointers");
+        assertThat(local("staged_copies").asText())
+                .endsWith("/${var.snapshot_prefix}" + ObjectKeys.STAGING_PREFIX + "*");
+        assertThat(texts(keys))
+                .containsExactlyInAnyOrder(
+                        "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/"
+                                + ObjectKeys.PROGRESS_FILE,
+                        "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/"
+                                + ObjectKeys.CURRENT_FILE);
+        assertThat(local("flink_state").asText()).endsWith("/${var.checkpoint_prefix}*");
+        assertThat(resource("aws_s3_bucket_policy", "snapshots").path("policy").asText())
+                .isEqualTo("${data.aws_iam_policy_document.bucket.json}");
+    }
+
+    @Test
+    void theBucketIsPrivateEncryptedTlsOnlyAndCleansUpUploadsAndCheckpoints() {
+        JsonNode block = resource("aws_s3_bucket_public_access_block", "snapshots");
+        for (String flag :
+                List.of(
+                        "block_public_acls",
+                        "block_public_policy",
+                        "ignore_public_acls",
+                        "restrict_public_buckets")) {
+            assertThat(block.path(flag).asBoolean()).as(flag).isTrue();
+        }
+        assertThat(
+                        resource("aws_s3_bucket_versioning", "snapshots")
+                                .path("versioning_configuration")
+                                .get(0)
+                                .path("status")
+                                .asText())
+                .isEqualTo("Enabled");
+        assertThat(
+                        resource("aws_s3_bucket_server_side_encryption_configuration", "snapshots")
+                                .toString())
+                .contains("aws:kms");
+
+        JsonNode tls = statement("bucket", "DenyInsecureTransport");
+        assertThat(tls.path("effect").asText()).isEqualTo("Deny");
+        assertThat(conditions(tls)).containsExactly(Map.entry("Bool aws:SecureTransport", "false"));
+
+        JsonNode rules =
+                resource("aws_s3_bucket_lifecycle_configuration", "snapshots").path("rule");
+        assertThat(rules.findValues("days_after_initiation"))
+                .extracting(JsonNode::asInt)
+                .containsExactly(1);
+        // Staged copies outlive the longest outage the job recovers from: the stream's retention,
+        // plus a day.
+        JsonNode staging = rule(rules, "expire-staged-copies");
+        assertThat(staging.path("filter").get(0).path("prefix").asText())
+                .isEqualTo("${var.snapshot_prefix}_staging/");
+        assertThat(staging.path("expiration").get(0).path("days").asText())
+                .isEqualTo("${local.staging_retention_days}");
+        assertThat(local("staging_retention_days").asText())
+                .isEqualTo("${ceil(var.kinesis_retention_hours / 24) + 1}");
+        // Subsumed checkpoints leave noncurrent versions and delete markers in a versioned bucket.
+        JsonNode churn = rule(rules, "expire-checkpoint-churn");
+        assertThat(churn.path("filter").get(0).path("prefix").asText())
+                .isEqualTo("${var.checkpoint_prefix}");
+        assertThat(
+                        churn.path("noncurrent_version_expiration")
+                                .get(0)
+                                .path("noncurrent_days")
+                                .asText())
+                .isEqualTo("${var.checkpoint_noncurrent_days}");
+        assertThat(churn.path("expiration").get(0).path("expired_object_delete_marker").asBoolean())
+                .isTrue();
+        assertThat(rules.findValues("days")).as("no other expiry of current objects").hasSize(1);
+        assertThat(variable("expire_prefix").path("default").asText())
+                .as("nothing expires by default")
+                .isEmpty();
+        assertThat(variable("allow_snapshot_expiry").path("default").asBoolean()).isFalse();
+    }
+
+    // --- the example's network ---------------------------------------------------------------
+
+    @Test
+    void theExampleReachesAwsWithoutPublicAddresses() {
+        JsonNode example = terraform.path(EXAMPLE);
+        JsonNode egress = example.path("variable").path("egress").get(0);
+        assertThat(egress.path("default").asText()).isEqualTo("endpoints");
+        assertThat(egress.path("validation").get(0).path("condition").asText())
+                .isEqualTo("${contains([\"endpoints\", \"nat\"], var.egress)}");
+        JsonNode locals = example.path("locals").get(0);
+        assertThat(texts(locals.path("endpoint_services")))
+                .contains("ecr.api", "ecr.dkr", "kinesis-streams", "logs", "monitoring", "sts");
+        assertThat(locals.path("interface_endpoints").asText())
+                .isEqualTo("${local.nat ? [] : local.endpoint_services}");
+
+        JsonNode endpoints = example.path("resource").path("aws_vpc_endpoint");
+        assertThat(endpoints.path("s3").get(0).path("vpc_endpoint_type").asText())
+                .isEqualTo("Gateway");
+        JsonNode interfaces = endpoints.path("interface").get(0);
+        assertThat(interfaces.path("vpc_endpoint_type").asText()).isEqualTo("Interface");
+        assertThat(interfaces.path("private_dns_enabled").asBoolean()).isTrue();
+        assertThat(interfaces.path("security_group_ids").toString())
+                .contains("aws_security_group.endpoints");
+        JsonNode https =
+                example.path("resource").path("aws_security_group").path("endpoints").get(0);
+        assertThat(https.path("ingress").get(0).path("from_port").asInt()).isEqualTo(443);
+
+        assertThat(
+                        example.path("resource")
+                                .path("aws_nat_gateway")
+                                .path("this")
+                                .get(0)
+                                .path("count")
+                                .asText())
+                .isEqualTo("${local.nat ? 1 : 0}");
+        assertThat(
+                        example.path("resource")
+                                .path("aws_route")
+                                .path("private_to_nat")
+                                .get(0)
+                                .path("nat_gateway_id")
+                                .asText())
+                .contains("aws_nat_gateway.this");
+        assertThat(
+                        example.path("resource")
+                                .path("aws_ecr_pull_through_cache_rule")
+                                .path("ecr_public")
+                                .get(0)
+                                .path("upstream_registry_url")
+                                .asText())
+                .as("ECR Public has no VPC endpoint")
+                .isEqualTo("public.ecr.aws");
+
+        JsonNode module = example.path("module").path("snapshots").get(0);
+        assertThat(module.path("subnet_ids").asText()).isEqualTo("${aws_subnet.private[*].id}");
+        assertThat(module.path("spare_taskmanagers").asInt()).isEqualTo(1);
+        assertThat(texts(module.path("depends_on")))
+                .contains("${aws_route.private_to_nat}", "${aws_vpc_endpoint.interface}");
     }
 
     @Test
     void everyInputAndOutputIsDocumented() throws IOException {
         String readme = Files.readString(ROOT.resolve("deploy/terraform/README.md"));
-        JsonNode module = terraform.path("modules/flink-ecs/variables.tf").path("variable");
+        JsonNode module = terraform.path(MODULE + "variables.tf").path("variable");
         module.fieldNames()
                 .forEachRemaining(
                         name ->
@@ -275,7 +747,7 @@ class DeployFilesITCase {
                                         .as("input %s in the README", name)
                                         .contains("`" + name + "`"));
         terraform
-                .path("modules/flink-ecs/outputs.tf")
+                .path(MODULE + "outputs.tf")
                 .path("output")
                 .fieldNames()
                 .forEachRemaining(
@@ -283,6 +755,181 @@ class DeployFilesITCase {
                                 assertThat(readme)
                                         .as("output %s in the README", name)
                                         .contains("`" + name + "`"));
+    }
+
+    // --- helpers -----------------------------------------------------------------------------
+
+    /**
+     * The official image's entrypoint strips every space from each line of FLINK_PROPERTIES, makes
+     * every line a setting, and nests the dotted keys into config.yaml, where a key that is a
+     * prefix of another breaks the file.
+     */
+    private static void assertFlinkPropertiesSurviveTheEntrypoint(List<String> properties) {
+        List<String> keys = new ArrayList<>();
+        for (String line : properties) {
+            assertThat(line).as("one 'key: value' per line").matches("[a-zA-Z0-9._-]+: \\S+");
+            keys.add(line.substring(0, line.indexOf(':')));
+        }
+        for (String key : keys) {
+            assertThat(keys).as("a key under %s", key).noneMatch(k -> k.startsWith(key + "."));
+        }
+    }
+
+    /** Docker's .dockerignore rule: the last pattern that matches the path or a parent decides. */
+    private static boolean dockerIgnores(List<String> patterns, String path) {
+        boolean ignored = false;
+        for (String raw : patterns) {
+            String line = raw.trim();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            boolean exception = line.startsWith("!");
+            Pattern pattern = dockerPattern(exception ? line.substring(1) : line);
+            for (String p = path;
+                    p != null;
+                    p = p.contains("/") ? p.substring(0, p.lastIndexOf('/')) : null) {
+                if (pattern.matcher(p).matches()) {
+                    ignored = !exception;
+                    break;
+                }
+            }
+        }
+        return ignored;
+    }
+
+    private static Pattern dockerPattern(String glob) {
+        StringBuilder regex = new StringBuilder();
+        String g = glob.startsWith("/") ? glob.substring(1) : glob;
+        for (int i = 0; i < g.length(); i++) {
+            char c = g.charAt(i);
+            if (g.startsWith("**/", i)) {
+                regex.append("(.*/)?");
+                i += 2;
+            } else if (g.startsWith("**", i)) {
+                regex.append(".*");
+                i++;
+            } else if (c == '*') {
+                regex.append("[^/]*");
+            } else if (c == '?') {
+                regex.append("[^/]");
+            } else {
+                regex.append(Pattern.quote(String.valueOf(c)));
+            }
+        }
+        return Pattern.compile(regex.toString());
+    }
+
+    private static void assertCopySourcesExist(List<String> dockerfile, Path context) {
+        for (String line : dockerfile) {
+            if (line.startsWith("COPY ")) {
+                String[] words = line.split(" +");
+                for (int i = 1; i < words.length - 1; i++) {
+                    if (!words[i].startsWith("--")) {
+                        assertThat(context.resolve(words[i]))
+                                .as("the build context has %s", words[i])
+                                .exists();
+                    }
+                }
+            }
+        }
+    }
+
+    private static String copySource(String copyLine) {
+        String[] words = copyLine.split(" +");
+        return words[words.length - 2];
+    }
+
+    /**
+     * As Flink's Prometheus reporter names a metric: what it does not allow in a name becomes "_".
+     */
+    private static String prometheusName(AbstractMetricGroup<?> group, String metric) {
+        CharacterFilter prometheus = s -> s.replaceAll("[^a-zA-Z0-9:_]", "_");
+        return "flink_"
+                + group.getLogicalScope(prometheus, '_')
+                + "_"
+                + prometheus.filterCharacters(metric);
+    }
+
+    /** Flink's name of the time in RUNNING (metrics.job.status.enable's default, CURRENT_TIME). */
+    private static String runningTimeMetric() throws Exception {
+        Method base =
+                JobStatusMetrics.class.getDeclaredMethod("getBaseMetricName", JobStatus.class);
+        base.setAccessible(true);
+        Method current =
+                StateTimeMetric.class.getDeclaredMethod("getCurrentTimeMetricName", String.class);
+        current.setAccessible(true);
+        return (String) current.invoke(null, base.invoke(null, JobStatus.RUNNING));
+    }
+
+    private static String constant(Class<?> type, String name) throws Exception {
+        Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return (String) field.get(null);
+    }
+
+    private static Path sinkSource(String file) {
+        return ROOT.resolve("sinks/core/src/main/java/dev/snapshots/sink/" + file);
+    }
+
+    private static Map<String, String> environment(JsonNode container) {
+        Map<String, String> env = new LinkedHashMap<>();
+        container
+                .path("environment")
+                .forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+        return env;
+    }
+
+    /** Metric queries of an alarm by id: the metric's name, or the expression. */
+    private static Map<String, String> queries(JsonNode alarm) {
+        Map<String, String> queries = new LinkedHashMap<>();
+        alarm.path("metric_query")
+                .forEach(
+                        q ->
+                                queries.put(
+                                        q.path("id").asText(),
+                                        q.has("expression")
+                                                ? q.path("expression").asText()
+                                                : q.path("metric")
+                                                        .get(0)
+                                                        .path("metric_name")
+                                                        .asText()));
+        return queries;
+    }
+
+    /** A statement's conditions as "test variable" to the single value. */
+    private static Map<String, String> conditions(JsonNode statement) {
+        Map<String, String> conditions = new LinkedHashMap<>();
+        statement
+                .path("condition")
+                .forEach(
+                        c ->
+                                conditions.put(
+                                        c.path("test").asText() + " " + c.path("variable").asText(),
+                                        String.join(",", texts(c.path("values")))));
+        return conditions;
+    }
+
+    private static JsonNode rule(JsonNode rules, String id) {
+        return StreamSupport.stream(rules.spliterator(), false)
+                .filter(r -> r.path("id").asText().equals(id))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no lifecycle rule " + id));
+    }
+
+    private static List<String> texts(JsonNode array) {
+        List<String> texts = new ArrayList<>();
+        array.forEach(n -> texts.add(n.asText()));
+        return texts;
+    }
+
+    private static List<String> lines(String text) {
+        return text.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+    }
+
+    private static List<String> fieldNames(JsonNode node) {
+        List<String> names = new ArrayList<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 
     private static JsonNode resources(String type) {
@@ -300,8 +947,9 @@ class DeployFilesITCase {
         return r.get(0);
     }
 
+    /** A local of the module (the example's are read from its file). */
     private static JsonNode local(String name) {
-        for (JsonNode file : terraform) {
+        for (JsonNode file : moduleFiles()) {
             for (JsonNode block : file.path("locals")) {
                 if (block.has(name)) {
                     return block.path(name);
@@ -311,8 +959,21 @@ class DeployFilesITCase {
         throw new AssertionError("no local " + name);
     }
 
+    private static List<JsonNode> moduleFiles() {
+        List<JsonNode> files = new ArrayList<>();
+        terraform
+                .fieldNames()
+                .forEachRemaining(
+                        f -> {
+                            if (f.startsWith(MODULE)) {
+                                files.add(terraform.path(f));
+                            }
+                        });
+        return files;
+    }
+
     private static JsonNode policy(String name) {
-        for (JsonNode file : terraform) {
+        for (JsonNode file : moduleFiles()) {
             JsonNode doc = file.path("data").path("aws_iam_policy_document").path(name);
             if (doc.isArray()) {
                 return doc.get(0).path("statement");
@@ -321,8 +982,17 @@ class DeployFilesITCase {
         throw new AssertionError("no policy document " + name);
     }
 
+    private static JsonNode statement(String policy, String sid) {
+        for (JsonNode st : policy(policy)) {
+            if (st.path("sid").asText().equals(sid)) {
+                return st;
+            }
+        }
+        throw new AssertionError("no statement " + sid + " in " + policy);
+    }
+
     private static JsonNode variable(String name) {
-        return terraform.path("modules/flink-ecs/variables.tf").path("variable").path(name).get(0);
+        return terraform.path(MODULE + "variables.tf").path("variable").path(name).get(0);
     }
 
     private static int lastIndexStartingWith(List<String> lines, String prefix) {
@@ -337,13 +1007,14 @@ class DeployFilesITCase {
 
     private static String run(Path dir, String... command) throws Exception {
         Path log = Files.createTempFile("deploy-check", ".out");
+        Path err = Files.createTempFile("deploy-check", ".err");
         Process p;
         try {
             p =
                     new ProcessBuilder(command)
                             .directory(dir.toFile())
-                            .redirectErrorStream(true)
                             .redirectOutput(log.toFile())
+                            .redirectError(err.toFile())
                             .start();
         } catch (IOException e) {
             throw new AssertionError(
@@ -353,7 +1024,13 @@ class DeployFilesITCase {
                 .as("%s finished", String.join(" ", command))
                 .isTrue();
         String out = Files.readString(log, StandardCharsets.UTF_8);
-        assertThat(p.exitValue()).as("%s: %s", String.join(" ", command), out).isZero();
+        assertThat(p.exitValue())
+                .as(
+                        "%s: %s%s",
+                        String.join(" ", command),
+                        out,
+                        Files.readString(err, StandardCharsets.UTF_8))
+                .isZero();
         return out;
     }
 }
