@@ -3,6 +3,8 @@ package dev.snapshots.harness;
 import dev.snapshots.cli.StoreScan;
 import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.PartEncoding;
+import dev.snapshots.job.Sources;
+import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.ingest.Event;
 import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.TelemetryGenerator;
@@ -40,6 +42,15 @@ public final class JobOutput {
 
     /** One generated stream and which of its records, [from, to), were produced. */
     public record Lane(TelemetryGenerator generator, long from, long to) {}
+
+    /** The reference of the job's own generated source, as {@code config} sets it up. */
+    public static JobOutput expected(JobConfig config) {
+        return expected(
+                Sources.generatorFunction(config),
+                Sources.generatorCount(config),
+                config.windowLength().toMillis(),
+                config.buckets());
+    }
 
     public static JobOutput expected(
             TelemetryGenerator generator, long records, long windowMillis, int buckets) {

@@ -51,7 +51,7 @@ public final class Snapshots {
                         "local",
                         out ->
                                 new LocalCluster(Path.of(System.getProperty("snapshots.root", ".")))
-                                        .restartJobManager(out));
+                                        .rollJobManager(out));
         commands.putAll(Cli.commands(rolls));
         commands.put(
                 "cluster",

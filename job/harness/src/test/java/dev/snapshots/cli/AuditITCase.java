@@ -6,7 +6,6 @@ import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.Snapshots;
 import dev.snapshots.harness.chaos.Chaos;
 import dev.snapshots.job.SnapshotJob;
-import dev.snapshots.job.Sources;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
@@ -197,12 +196,7 @@ class AuditITCase {
         assertThat(corrupt.out.lines().filter(l -> l.contains("fingerprint-mismatch"))).hasSize(2);
 
         // The chaos harness's verifier, over the same store, names each problem too.
-        JobOutput expected =
-                JobOutput.expected(
-                        Sources.generatorFunction(config),
-                        Sources.generatorCount(config),
-                        config.windowLength().toMillis(),
-                        config.buckets());
+        JobOutput expected = JobOutput.expected(config);
         List<String> violations;
         try (ObjectStore s = spec.open()) {
             violations = Chaos.violations(s, expected, JobOutput.published(s, 1, Long.MAX_VALUE));

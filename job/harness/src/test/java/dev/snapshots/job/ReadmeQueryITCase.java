@@ -78,12 +78,7 @@ class ReadmeQueryITCase {
 
         long window = Instant.parse("2026-11-30T10:05:00Z").toEpochMilli();
         List<String> expected = new ArrayList<>();
-        JobOutput reference =
-                JobOutput.expected(
-                        Sources.generatorFunction(config),
-                        Sources.generatorCount(config),
-                        config.windowLength().toMillis(),
-                        config.buckets());
+        JobOutput reference = JobOutput.expected(config);
         for (Map.Entry<String, Set<String>> part : reference.parts.entrySet()) {
             if (part.getKey().startsWith(window + "/")) {
                 for (String row : part.getValue()) {

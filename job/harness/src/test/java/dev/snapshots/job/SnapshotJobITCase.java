@@ -348,12 +348,7 @@ class SnapshotJobITCase {
      * reasons.
      */
     private static void assertMatchesReference(JobConfig config) throws Exception {
-        JobOutput ref =
-                JobOutput.expected(
-                        Sources.generatorFunction(config),
-                        Sources.generatorCount(config),
-                        config.windowLength().toMillis(),
-                        config.buckets());
+        JobOutput ref = JobOutput.expected(config);
         JobOutput published;
         try (ObjectStore store = config.store().open()) {
             published = JobOutput.published(store, config.jobVersion(), Long.MAX_VALUE);

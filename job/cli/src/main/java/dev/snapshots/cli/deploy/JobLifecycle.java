@@ -48,7 +48,9 @@ public final class JobLifecycle {
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL]",
                     "",
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
-                    "            checkpoint or savepoint under the cluster's checkpoint directory; does nothing if it runs",
+                    "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
+                    "            for 3 checkpoint intervals (at least 10 s: another JobManager may still run the job); does",
+                    "            nothing if the job runs here",
                     "  upgrade   the audit gate (findings block), stop-with-savepoint (a failure blocks; the job keeps running),",
                     "            then roll: 'local' (./snapshots only) restarts the local cluster's JobManager and submits JAR; any other value",
                     "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
@@ -63,6 +65,9 @@ public final class JobLifecycle {
 
     private static final List<String> OWN_FLAGS = List.of("rest", "jar", "roll", "from-savepoint");
     private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
+
+    /** How long a checkpoint must stay the newest, at least, before a job resumes from it. */
+    private static final Duration MIN_QUIET = Duration.ofSeconds(10);
 
     private final PrintStream out;
     private final Map<String, Roll> rolls;
@@ -160,7 +165,7 @@ public final class JobLifecycle {
                     id, config.pipeline(), config.jobVersion(), state);
             return id;
         }
-        Optional<RetainedCheckpoints.Retained> from = newestRetained(rest, id);
+        Optional<RetainedCheckpoints.Retained> from = settledRetained(rest, id);
         // A first start may be told where to begin (a new job version from the old one's savepoint,
         // on ECS); once the job has its own checkpoints, a restart resumes from them.
         String savepoint =
@@ -330,6 +335,38 @@ public final class JobLifecycle {
                             + " newest checkpoint or savepoint");
         }
         return Optional.empty();
+    }
+
+    /**
+     * The newest whole checkpoint or savepoint of job {@code id} once no newer one appears. Another
+     * JobManager may still run the job: ECS starts a replacement task before the old one has
+     * stopped, or deploys at 200 %. Its checkpoints keep advancing, and it deletes those it
+     * subsumes; a job resumed from one of them would restart-loop on missing files. So the newest
+     * counts only once it has stayed the newest for three checkpoint intervals (at least {@link
+     * #MIN_QUIET}); until then this waits, and says so.
+     */
+    private Optional<RetainedCheckpoints.Retained> settledRetained(FlinkRest rest, String id)
+            throws IOException {
+        Duration quiet = config.get(JobOptions.CHECKPOINT_INTERVAL).multipliedBy(3);
+        quiet = quiet.compareTo(MIN_QUIET) < 0 ? MIN_QUIET : quiet;
+        Optional<RetainedCheckpoints.Retained> newest = newestRetained(rest, id);
+        while (newest.isPresent()) {
+            out.printf(
+                    "job %s: newest retained %s; resuming if no JobManager adds a newer one within"
+                            + " %d s%n",
+                    id, newest.get().path(), quiet.toSeconds());
+            FlinkRest.sleep(quiet.toMillis());
+            Optional<RetainedCheckpoints.Retained> again = newestRetained(rest, id);
+            if (again.equals(newest)) {
+                break;
+            }
+            out.printf(
+                    "job %s still checkpoints elsewhere (now %s): another JobManager runs it;"
+                            + " waiting for it to stop%n",
+                    id, again.map(RetainedCheckpoints.Retained::path).orElse("none"));
+            newest = again;
+        }
+        return newest;
     }
 
     /**

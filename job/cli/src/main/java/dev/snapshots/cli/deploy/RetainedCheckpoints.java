@@ -6,6 +6,8 @@ import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -22,6 +24,8 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.OperatorStateHandle;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.runtime.state.filesystem.RelativeFileStateHandle;
+import org.apache.flink.util.FileUtils;
 
 /**
  * What a job can resume from: the checkpoints and savepoints retained under every JobManager
@@ -54,8 +58,12 @@ final class RetainedCheckpoints {
     }
 
     /**
-     * The newest whole checkpoint or savepoint of {@code jobId} under {@code root}, if there is
-     * one.
+     * The newest whole checkpoint or savepoint of {@code jobId} under {@code root}; empty if the
+     * job has none.
+     *
+     * @throws IOException if it has some but none is whole: resuming from the start instead would
+     *     silently recompute the whole stream, so an operator decides (naming a savepoint with
+     *     --from-savepoint, or moving the broken ones away)
      */
     static Optional<Retained> newestWhole(StoreSpec root, String jobId, ClassLoader classLoader)
             throws IOException {
@@ -77,11 +85,25 @@ final class RetainedCheckpoints {
                 }
             }
             candidates.sort(Comparator.comparingLong(Candidate::checkpointId).reversed());
+            String newestDefect = null;
             for (Candidate c : candidates) {
                 String dir = c.key().substring(0, c.key().length() - "/_metadata".length());
-                if (c.checkpointId() >= 0 && whole(store, rootUri, dir, c.bytes(), classLoader)) {
+                Optional<String> defect = defect(store, rootUri, dir, c.bytes(), classLoader);
+                if (defect.isEmpty()) {
                     return Optional.of(new Retained(rootUri + "/" + dir, c.checkpointId()));
                 }
+                newestDefect = newestDefect != null ? newestDefect : dir + ": " + defect.get();
+            }
+            if (newestDefect != null) {
+                throw new IOException(
+                        "job "
+                                + jobId
+                                + " has "
+                                + candidates.size()
+                                + " retained checkpoints or savepoints under "
+                                + rootUri
+                                + " and none is whole; the newest, "
+                                + newestDefect);
             }
         }
         return Optional.empty();
@@ -105,39 +127,61 @@ final class RetainedCheckpoints {
     }
 
     /**
-     * Whether the metadata loads and every state file it names still exists (files outside the root
-     * cannot be checked here).
+     * Why the checkpoint in {@code dir} cannot be resumed from (its metadata does not load, or a
+     * state file it names is gone); empty if it is whole. Files outside the root cannot be checked
+     * here and count as present.
+     *
+     * <p>Flink resolves a state file named relative to its checkpoint through its own FileSystem,
+     * which has no S3 in this JVM: the metadata is loaded from a local copy, and relative files are
+     * looked up in {@code dir}.
      */
-    private static boolean whole(
+    private static Optional<String> defect(
             ObjectStore store, String rootUri, String dir, byte[] bytes, ClassLoader classLoader) {
         URI root = URI.create(rootUri + "/");
+        Path local = null;
         try {
+            local = Files.createTempDirectory("checkpoint-metadata");
+            Files.write(local.resolve("_metadata"), bytes);
             CheckpointMetadata metadata =
                     Checkpoints.loadCheckpointMetadata(
                             new DataInputStream(new ByteArrayInputStream(bytes)),
                             classLoader,
-                            rootUri + "/" + dir);
-            for (String file : stateFiles(metadata)) {
-                URI f = URI.create(file);
-                boolean under =
-                        root.getScheme().equals(f.getScheme())
-                                && Objects.equals(root.getHost(), f.getHost())
-                                && f.getPath().startsWith(root.getPath());
-                if (under && store.head(f.getPath().substring(root.getPath().length())).isEmpty()) {
-                    return false;
+                            local.toUri().toString());
+            for (FileStateHandle file : stateFiles(metadata)) {
+                Optional<String> key =
+                        file instanceof RelativeFileStateHandle relative
+                                ? Optional.of(dir + "/" + relative.getRelativePath())
+                                : keyUnder(root, file.getFilePath().toUri());
+                if (key.isPresent() && store.head(key.get()).isEmpty()) {
+                    return Optional.of("state file " + key.get() + " is gone");
                 }
             }
-            return true;
+            return Optional.empty();
         } catch (IOException | RuntimeException e) {
-            return false;
+            return Optional.of("its metadata does not load: " + e);
+        } finally {
+            if (local != null) {
+                FileUtils.deleteDirectoryQuietly(local.toFile());
+            }
         }
+    }
+
+    /** The key of {@code file} in the store at {@code root}, if it lies there. */
+    private static Optional<String> keyUnder(URI root, URI file) {
+        boolean under =
+                root.getScheme().equals(file.getScheme())
+                        && Objects.equals(root.getHost(), file.getHost())
+                        && file.getPath().startsWith(root.getPath());
+        return under
+                ? Optional.of(file.getPath().substring(root.getPath().length()))
+                : Optional.empty();
     }
 
     /**
      * The files a checkpoint's state lives in; state small enough to sit inside the metadata names
      * none.
      */
-    static List<String> stateFiles(CheckpointMetadata metadata) {
+    private static List<FileStateHandle> stateFiles(CheckpointMetadata metadata) {
         List<StreamStateHandle> handles = new ArrayList<>();
         for (OperatorState operator : metadata.getOperatorStates()) {
             if (operator.getCoordinatorState() != null) {
@@ -158,10 +202,10 @@ final class RetainedCheckpoints {
                 }
             }
         }
-        List<String> files = new ArrayList<>();
+        List<FileStateHandle> files = new ArrayList<>();
         for (StreamStateHandle h : handles) {
             if (h instanceof FileStateHandle file) {
-                files.add(file.getFilePath().toUri().toString());
+                files.add(file);
             }
         }
         return files;

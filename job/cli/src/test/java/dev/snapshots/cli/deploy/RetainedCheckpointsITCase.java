@@ -1,11 +1,13 @@
 package dev.snapshots.cli.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.StoreKind;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,18 +53,38 @@ class RetainedCheckpointsITCase {
         // The newest loses a state file, as while its JobManager subsumes it: the next older is
         // taken.
         Path broken = Path.of(URI.create(newest.get().path()));
-        try (Stream<Path> files = Files.list(broken)) {
-            Path state =
-                    files.filter(p -> !p.getFileName().toString().equals("_metadata"))
-                            .findFirst()
-                            .orElseThrow();
-            Files.delete(state);
-        }
+        deleteAStateFile(broken);
         Optional<RetainedCheckpoints.Retained> fallback =
                 RetainedCheckpoints.newestWhole(root, jobId, getClass().getClassLoader());
         assertThat(fallback).isPresent();
         assertThat(fallback.get().checkpointId()).isLessThan(newestId);
         assertThat(fallback.get().path()).doesNotContain(broken.getFileName().toString() + "/");
+
+        // With every one broken, resuming from the start would recompute the whole stream
+        // silently: it is an error that names the newest and what is wrong with it.
+        try (Stream<Path> all = Files.walk(base)) {
+            for (Path p :
+                    all.filter(f -> f.getFileName().toString().equals("_metadata")).toList()) {
+                deleteAStateFile(p.getParent());
+            }
+        }
+        assertThatThrownBy(
+                        () ->
+                                RetainedCheckpoints.newestWhole(
+                                        root, jobId, getClass().getClassLoader()))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("none is whole")
+                .hasMessageContaining("jm-new/" + jobId + "/chk-" + newestId + ": state file");
+    }
+
+    private static void deleteAStateFile(Path checkpoint) throws IOException {
+        try (Stream<Path> files = Files.list(checkpoint)) {
+            Optional<Path> state =
+                    files.filter(p -> !p.getFileName().toString().equals("_metadata")).findFirst();
+            if (state.isPresent()) {
+                Files.delete(state.get());
+            }
+        }
     }
 
     @Test

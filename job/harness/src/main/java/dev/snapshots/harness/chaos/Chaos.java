@@ -34,11 +34,13 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
 /**
  * {@code snapshots chaos}: the promise under real faults. Brings up a local multi-process cluster,
  * produces a known stream into kinesalite at a steady pace and, while the job runs, SIGKILLs
- * TaskManagers (replacing each, as ECS does), runs a second instance of the job from a savepoint
- * beside the first for W windows (a deployment at maximumPercent 200), does one stop-with-savepoint
- * rolling update, and injects S3 faults through a proxy. Then it drains the job and checks the
- * store: a clean audit, exactly one object per (window, bucket), rows equal to a reference computed
- * from the generator's truth, and every injected bad or late record dead-lettered.
+ * TaskManagers (replacing each, as ECS does), SIGKILLs the JobManager (a new one resumes the job),
+ * runs a second JobManager beside the first and then stops the first, runs a second instance of the
+ * job from a savepoint beside the first for W windows (a deployment at maximumPercent 200), does
+ * one rolling update (stop-with-savepoint, a new JobManager), and injects S3 faults through a
+ * proxy. Then it drains the job and checks the store: a clean audit, exactly one object per
+ * (window, bucket), rows equal to a reference computed from the generator's truth, and every
+ * injected bad or late record dead-lettered.
  *
  * <p>The roles: {@link ChaosPlan} (flags and the moments of every action), {@link Producer} (the
  * stream), {@link Deployer} (kills, instances, savepoints, the outage), {@link Verifier} (the drain
@@ -51,13 +53,18 @@ public final class Chaos {
     public static final String USAGE =
             String.join(
                     "\n",
-                    "usage: snapshots chaos [--windows N] [--kills K] [--overlap W] [--catch-up C] [--s3-faults RATE] [--s3-outage SECONDS]",
-                    "                       [--inline-threshold BYTES] [--seed S] [--shards H] [--taskmanagers T] [--events-per-window E]",
-                    "                       [--window-seconds P] [--keep-cluster] [--json]",
+                    "usage: snapshots chaos [--windows N] [--kills K] [--jobmanager-kills K] [--overlap W] [--jobmanager-overlap W]",
+                    "                       [--catch-up C] [--s3-faults RATE] [--s3-outage SECONDS] [--inline-threshold BYTES] [--seed S]",
+                    "                       [--shards H] [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster]",
+                    "                       [--json]",
                     "",
                     "  --windows N            windows of event time to produce [12]",
                     "  --kills K              TaskManagers to SIGKILL at random moments, each replaced [2]",
+                    "  --jobmanager-kills K   JobManagers to SIGKILL at random moments outside the overlap, each replaced by a new",
+                    "                         one whose 'snapshots submit' resumes the job [1]",
                     "  --overlap W            windows during which a second instance runs beside the first [3]",
+                    "  --jobmanager-overlap W windows during which a second JobManager runs beside the first, as a deployment at",
+                    "                         200 % does, its submit waiting; then the first stops and the second resumes the job [1]",
                     "  --catch-up C           the second instance starts from a savepoint taken C windows earlier, and catches up [2]",
                     "  --s3-faults RATE       fraction of S3 requests answered with 409, 503, latency or a dropped connection [0.05]",
                     "  --s3-outage SECONDS    S3 down for this long, past the committer's retries, with every incomplete upload aborted",
@@ -68,7 +75,8 @@ public final class Chaos {
                             + "]",
                     "  --seed S               seeds the stream, the kill moments and the faults [1]",
                     "  --shards H             shards of the stream, of uneven density (1:2:4:...), read by 2 subtasks [4]",
-                    "  --taskmanagers T       TaskManagers in the cluster (2 slots each) [2]",
+                    "  --taskmanagers T       TaskManagers in the cluster (2 slots each): the two instances need 2, the rest are",
+                    "                         spares, whose free slots take a killed TaskManager's tasks at once [3]",
                     "  --events-per-window E  records produced per window [200]",
                     "  --window-seconds P     wall-clock seconds over which one window's records are produced [10]",
                     "  --keep-cluster         leave the cluster up afterwards (snapshots cluster down stops it)",

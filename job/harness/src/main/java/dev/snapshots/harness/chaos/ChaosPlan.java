@@ -25,14 +25,16 @@ final class ChaosPlan {
     private static final String[][] FLAGS = {
         {"windows", "12"},
         {"kills", "2"},
+        {"jobmanager-kills", "1"},
         {"overlap", "3"},
+        {"jobmanager-overlap", "1"},
         {"catch-up", "2"},
         {"s3-faults", "0.05"},
         {"s3-outage", "0"},
         {"inline-threshold", DEFAULT_INLINE_THRESHOLD},
         {"seed", "1"},
         {"shards", "4"},
-        {"taskmanagers", "2"},
+        {"taskmanagers", "3"},
         {"events-per-window", "200"},
         {"window-seconds", "10"},
     };
@@ -56,7 +58,9 @@ final class ChaosPlan {
     private final Map<String, String> flags;
     final int windows;
     final int kills;
+    final int jobManagerKills;
     final int overlap;
+    final int jobManagerOverlap;
     final int catchUp;
     final int shards;
     final long seed;
@@ -70,7 +74,9 @@ final class ChaosPlan {
         this.flags = flags;
         this.windows = positive("windows", 1);
         this.kills = positive("kills", 0);
+        this.jobManagerKills = positive("jobmanager-kills", 0);
         this.overlap = positive("overlap", 0);
+        this.jobManagerOverlap = positive("jobmanager-overlap", 0);
         this.catchUp = positive("catch-up", 0);
         this.shards = positive("shards", 1);
         this.seed = positive("seed", 0);
@@ -86,11 +92,13 @@ final class ChaosPlan {
             throw new IllegalArgumentException(
                     "--s3-faults must be a fraction between 0 and 0.5, got " + faultRate);
         }
-        if (windows < overlap + catchUp + 6 || windows > 1000) {
+        int least = overlap + catchUp + jobManagerOverlap + 6;
+        if (windows < least || windows > 1000) {
             throw new IllegalArgumentException(
-                    "--windows must be between --overlap + --catch-up + 6 ("
-                            + (overlap + catchUp + 6)
-                            + ": a start, the catch-up, the overlap, a rolling update and a tail) and 1000, got "
+                    "--windows must be between --overlap + --catch-up + --jobmanager-overlap + 6 ("
+                            + least
+                            + ": a start, the catch-up, the overlaps, a rolling update and a tail) and 1000,"
+                            + " got "
                             + windows);
         }
         this.outageSeconds = positive("s3-outage", 0);
@@ -162,7 +170,9 @@ final class ChaosPlan {
 
     /**
      * Kill moments at random; the overlap early, the rolling update between the overlap and the
-     * end.
+     * end, the JobManager overlap after it. A JobManager is killed at a random moment outside the
+     * instances' overlap: its replacement resumes the job under its fixed id, which the second
+     * instance does not have.
      */
     List<Action> actions(Random random) {
         List<Action> plan = new ArrayList<>();
@@ -175,11 +185,13 @@ final class ChaosPlan {
             plan.add(new Action(overlapStart, 0.5, "overlap-start"));
             plan.add(new Action(overlapEnd, 0.5, "overlap-end"));
         }
-        plan.add(
-                new Action(
-                        overlapEnd + Math.max(1, (windows - overlapEnd) / 2),
-                        0.5,
-                        "rolling-update"));
+        int rollingUpdate = overlapEnd + Math.max(1, (windows - overlapEnd) / 2);
+        plan.add(new Action(rollingUpdate, 0.5, "rolling-update"));
+        if (jobManagerOverlap > 0) {
+            int from = Math.min(rollingUpdate + 1, windows - jobManagerOverlap - 1);
+            plan.add(new Action(from, 0.7, "jobmanager-overlap-start"));
+            plan.add(new Action(from + jobManagerOverlap, 0.7, "jobmanager-overlap-end"));
+        }
         if (outageSeconds > 0) { // after the overlap; the rolling update waits for it to end
             plan.add(
                     new Action(
@@ -187,12 +199,26 @@ final class ChaosPlan {
                             0.2,
                             "s3-outage"));
         }
+        List<Integer> outsideTheOverlap = new ArrayList<>();
+        for (int w = 1; w < windows - 1; w++) {
+            if (overlap == 0 || w < overlapStart || w > overlapEnd) {
+                outsideTheOverlap.add(w);
+            }
+        }
         for (int k = 0; k < kills; k++) {
             plan.add(
                     new Action(
                             1 + random.nextInt(windows - 2),
                             0.1 + 0.8 * random.nextDouble(),
                             "kill"));
+        }
+        // Drawn after the TaskManager kills, so a seed's kill moments stay what they were.
+        for (int k = 0; k < jobManagerKills; k++) {
+            plan.add(
+                    new Action(
+                            outsideTheOverlap.get(random.nextInt(outsideTheOverlap.size())),
+                            0.1 + 0.8 * random.nextDouble(),
+                            "jobmanager-kill"));
         }
         plan.sort(Comparator.comparingInt(Action::window).thenComparingDouble(Action::at));
         return plan;

@@ -3,26 +3,43 @@ package dev.snapshots.harness.chaos;
 import static dev.snapshots.harness.chaos.ChaosReport.ordered;
 
 import dev.snapshots.cli.deploy.FlinkRest;
+import dev.snapshots.cli.deploy.JobLifecycle;
 import dev.snapshots.harness.chaos.ChaosPlan.Action;
 import dev.snapshots.harness.cluster.LocalCluster;
+import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.store.s3.S3ObjectStore;
 import dev.snapshots.testkit.FaultProxy;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Does to the cluster what ECS and an operator would: SIGKILLs TaskManagers and starts their
- * replacements, takes savepoints, runs a second instance of the job beside the first, rolls an
- * update through stop-with-savepoint, takes S3 down, and waits for the jobs to recover after each.
+ * replacements, SIGKILLs the JobManager and starts a new one, starts a second JobManager beside the
+ * first and stops the first, takes savepoints, runs a second instance of the job beside the first,
+ * rolls an update through stop-with-savepoint and a new JobManager, takes S3 down, and waits for
+ * the jobs to recover after each.
+ *
+ * <p>The job runs under its fixed id (pipeline, job version), started and resumed by {@code
+ * snapshots submit} on each JobManager's own REST API, as the image's entrypoint does; only the
+ * second instance of the overlap, a deployment beside this one, runs under an id of its own.
  */
 final class Deployer {
     private static final Duration RECOVERY_TIMEOUT = Duration.ofMinutes(3);
+    private static final Duration SIDE_BY_SIDE = Duration.ofSeconds(30);
 
     private final ChaosPlan plan;
     private final LocalCluster cluster;
@@ -39,14 +56,25 @@ final class Deployer {
     /** Chooses the victims, after the plan has drawn the kill moments from it. */
     private final Random random;
 
+    private Path jobJar;
     private String jarId;
     private List<String> jobArgs;
+
+    /** The job's fixed id, which every JobManager's submit resumes. */
+    private String jobId;
+
     private int nextTaskManager;
 
     /** Taken {@code catchUp} windows before the overlap; the second instance starts from it. */
     private String olderSavepoint;
 
     private double overlapFrom;
+
+    /** A second JobManager that waits beside the first, and its submit, running. */
+    private record JobManagerOverlap(
+            String old, String successor, FutureTask<String> takeover, double from, long since) {}
+
+    private JobManagerOverlap jobManagerOverlap;
 
     Deployer(
             ChaosPlan plan,
@@ -70,15 +98,29 @@ final class Deployer {
         this.nextTaskManager = plan.taskManagers + 1;
     }
 
-    /** Uploads the job and runs its first instance. */
+    /** Runs the job under its fixed id, as the first JobManager's entrypoint does. */
     void start(Path jobJar, List<String> jobArgs) throws Exception {
-        this.jarId = rest.upload(jobJar);
+        this.jobJar = jobJar;
         this.jobArgs = jobArgs;
-        jobs.add(submit(null));
+        JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
+        this.jobId = JobLifecycle.jobId(config.pipeline(), config.jobVersion());
+        this.jarId = rest.upload(jobJar);
+        submitOn(cluster.currentJobManager());
+        jobs.add(jobId);
+        awaitRecovery(0);
     }
 
     void act(Action a) throws Exception {
         switch (a.what()) {
+            case "jobmanager-kill":
+                killJobManager();
+                break;
+            case "jobmanager-overlap-start":
+                startSecondJobManager();
+                break;
+            case "jobmanager-overlap-end":
+                retireFirstJobManager();
+                break;
             case "kill":
                 {
                     String victim = victim();
@@ -130,7 +172,8 @@ final class Deployer {
                                                         rest.savepoint(
                                                                 jobs.get(0),
                                                                 Duration.ofMinutes(2)));
-                        jobs.add(submit(savepoint));
+                        jobs.add(rest.run(jarId, jobArgs, savepoint, null));
+                        awaitRecovery(0);
                     } finally {
                         producer.resume();
                     }
@@ -148,17 +191,18 @@ final class Deployer {
                 }
             case "overlap-end":
                 {
-                    // W windows side by side, however late it started
+                    // W windows side by side, however late it started. The second instance stops:
+                    // the job runs on under its fixed id, which the JobManager steps resume.
                     producer.awaitProduced((long) ((overlapFrom + plan.overlap) * plan.perWindow));
-                    String old = jobs.remove(0);
-                    rest.cancel(old);
+                    String second = jobs.remove(1);
+                    rest.cancel(second);
                     double sideBySide =
                             Math.round((producer.windowsProduced() - overlapFrom) * 10) / 10.0;
                     progress.say(
-                            "at window %.1f: old instance %s cancelled (%s) after %.1f windows side by side",
+                            "at window %.1f: second instance %s cancelled (%s) after %.1f windows side by side",
                             producer.windowsProduced(),
-                            old,
-                            rest.awaitTerminal(old, Duration.ofMinutes(1)),
+                            second,
+                            rest.awaitTerminal(second, Duration.ofMinutes(1)),
                             sideBySide);
                     if (sideBySide < plan.overlap - 0.05) {
                         report.violation(
@@ -174,10 +218,10 @@ final class Deployer {
                                     sideBySide,
                                     "fromWindow",
                                     overlapFrom,
-                                    "old",
-                                    old,
-                                    "new",
-                                    jobs.get(0)));
+                                    "kept",
+                                    jobs.get(0),
+                                    "cancelled",
+                                    second));
                     break;
                 }
             case "s3-outage":
@@ -218,41 +262,213 @@ final class Deployer {
                     break;
                 }
             default:
-                { // rolling-update
-                    long at = System.currentTimeMillis();
-                    String old = jobs.remove(0);
-                    String savepoint;
-                    producer.hold();
-                    try {
-                        savepoint =
-                                retry(
-                                        "stop-with-savepoint",
-                                        () ->
-                                                rest.stopWithSavepoint(
-                                                        old, false, Duration.ofMinutes(2)));
-                        jobs.add(submit(savepoint));
-                    } finally {
-                        producer.resume();
-                    }
-                    double seconds = (awaitRecovery(at) - at) / 1000.0;
-                    progress.say(
-                            "at window %.1f: rolling update %s -> %s through %s, %.1f s",
-                            producer.windowsProduced(), old, jobs.get(0), savepoint, seconds);
-                    report.put(
-                            "rollingUpdate",
-                            ordered(
-                                    "window",
-                                    producer.windowsProduced(),
-                                    "from",
-                                    old,
-                                    "to",
-                                    jobs.get(0),
-                                    "savepoint",
-                                    savepoint,
-                                    "seconds",
-                                    seconds));
-                }
+                rollingUpdate();
         }
+    }
+
+    /**
+     * What {@code snapshots upgrade} does, without its audit gate (the audit reads the store
+     * directly here, bypassing the faults, at the end): stop-with-savepoint into the job's own
+     * directory, a new JobManager in place of the old (a deployment at 0 % / 100 %), whose submit
+     * resumes from that savepoint.
+     */
+    private void rollingUpdate() throws Exception {
+        long at = System.currentTimeMillis();
+        String old = cluster.currentJobManager();
+        String savepoint;
+        String said;
+        producer.hold();
+        try {
+            String directory = rest.config("state.checkpoints.dir").orElseThrow() + "/" + jobId;
+            savepoint =
+                    retry(
+                            "stop-with-savepoint",
+                            () ->
+                                    rest.stopWithSavepoint(
+                                            jobId,
+                                            false,
+                                            directory + "/savepoints",
+                                            Duration.ofMinutes(2)));
+            cluster.rollJobManager(new PrintStream(OutputStream.nullOutputStream()));
+            said = submitOn(cluster.currentJobManager());
+        } finally {
+            producer.resume();
+        }
+        if (!said.contains("resuming from " + savepoint)) {
+            report.violation(
+                    "after the rolling update the job did not resume from its savepoint "
+                            + savepoint
+                            + ": "
+                            + said);
+        }
+        double seconds = (awaitRecovery(at) - at) / 1000.0;
+        progress.say(
+                "at window %.1f: rolling update: stopped with savepoint %s, %s replaced by %s, resumed; %.1f s",
+                producer.windowsProduced(), savepoint, old, cluster.currentJobManager(), seconds);
+        report.put(
+                "rollingUpdate",
+                ordered(
+                        "window",
+                        producer.windowsProduced(),
+                        "savepoint",
+                        savepoint,
+                        "jobManagers",
+                        old + " -> " + cluster.currentJobManager(),
+                        "seconds",
+                        seconds));
+    }
+
+    /**
+     * SIGKILLs the JobManager and starts a new one, as ECS replaces a task that died; the new one's
+     * entrypoint resumes the job. The stream goes on meanwhile, as Kinesis would.
+     */
+    private void killJobManager() throws Exception {
+        long at = System.currentTimeMillis();
+        double window = producer.windowsProduced();
+        String old = cluster.currentJobManager();
+        cluster.kill(old);
+        String successor = cluster.startJobManager();
+        cluster.pointAddressAt(successor);
+        progress.say("at window %.1f: SIGKILL %s, started %s", window, old, successor);
+        String said = submitOn(successor);
+        long recovered = awaitRecovery(at);
+        progress.say(
+                "%s resumed the job from %s; recovered %.1f s after the kill of %s",
+                successor, resumedFrom(said), (recovered - at) / 1000.0, old);
+        report.kill(
+                ordered(
+                        "window",
+                        window,
+                        "killed",
+                        old,
+                        "replacement",
+                        successor,
+                        "resumedFrom",
+                        resumedFrom(said),
+                        "recoverySeconds",
+                        (recovered - at) / 1000.0));
+    }
+
+    /**
+     * A deployment of the JobManager service at 200 %: a second JobManager starts while the first
+     * runs the job, and its entrypoint's submit starts at once, in the background.
+     */
+    private void startSecondJobManager() throws Exception {
+        String old = cluster.currentJobManager();
+        String successor = cluster.startJobManager();
+        FutureTask<String> takeover = new FutureTask<>(() -> submitOn(successor));
+        Thread entrypoint = new Thread(takeover, successor + "-submit");
+        entrypoint.setDaemon(true);
+        entrypoint.start();
+        jobManagerOverlap =
+                new JobManagerOverlap(
+                        old,
+                        successor,
+                        takeover,
+                        producer.windowsProduced(),
+                        System.currentTimeMillis());
+        progress.say(
+                "at window %.1f: %s started beside %s, as a deployment at 200 %% does; its submit waits while %s runs the job",
+                jobManagerOverlap.from(), successor, old, old);
+    }
+
+    /**
+     * After W windows side by side: the successor must not have taken the job over yet. Then the
+     * first one is stopped (SIGTERM), its submit resumes the job, and exactly one job runs.
+     */
+    private void retireFirstJobManager() throws Exception {
+        JobManagerOverlap o = jobManagerOverlap;
+        producer.awaitProduced((long) ((o.from() + plan.jobManagerOverlap) * plan.perWindow));
+        // However late in the run the overlap falls, the successor gets several of its quiet waits
+        // (10 s at the chaos checkpoint interval) in which it could wrongly take the job over.
+        Thread.sleep(Math.max(0, o.since() + SIDE_BY_SIDE.toMillis() - System.currentTimeMillis()));
+        double sideBySide = Math.round((producer.windowsProduced() - o.from()) * 10) / 10.0;
+        if (o.takeover().isDone()) {
+            report.violation(
+                    o.successor()
+                            + " took the job over while "
+                            + o.old()
+                            + " still ran it: "
+                            + o.takeover().get());
+        }
+        long at = System.currentTimeMillis();
+        cluster.retireJobManager(o.old(), o.successor());
+        String said = o.takeover().get(5, TimeUnit.MINUTES);
+        long recovered = awaitRecovery(at);
+        List<String> running =
+                rest.jobStates().entrySet().stream()
+                        .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
+                        .map(Map.Entry::getKey)
+                        .toList();
+        if (!running.equals(List.of(jobId))) {
+            report.violation(
+                    "after the JobManager overlap "
+                            + o.successor()
+                            + " runs "
+                            + running
+                            + ", not exactly the job "
+                            + jobId);
+        }
+        progress.say(
+                "at window %.1f: %s stopped after %.1f windows beside %s, which resumed the job from %s; recovered %.1f s"
+                        + " after the stop",
+                producer.windowsProduced(),
+                o.old(),
+                sideBySide,
+                o.successor(),
+                resumedFrom(said),
+                (recovered - at) / 1000.0);
+        report.put(
+                "jobManagerOverlap",
+                ordered(
+                        "fromWindow",
+                        o.from(),
+                        "windowsSideBySide",
+                        sideBySide,
+                        "old",
+                        o.old(),
+                        "successor",
+                        o.successor(),
+                        "successorWaitedSeconds",
+                        (at - o.since()) / 1000.0,
+                        "resumedFrom",
+                        resumedFrom(said),
+                        "recoverySeconds",
+                        (recovered - at) / 1000.0));
+    }
+
+    /**
+     * {@code snapshots submit} on a JobManager's own REST API, as its entrypoint runs it; what it
+     * said.
+     */
+    private String submitOn(String jobManager) throws Exception {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--rest",
+                                cluster.jobManagerRest(jobManager),
+                                "--jar",
+                                jobJar.toString()));
+        args.addAll(jobArgs);
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        int code =
+                JobLifecycle.run(
+                        "submit",
+                        args.toArray(new String[0]),
+                        new PrintStream(said, true, StandardCharsets.UTF_8),
+                        Map.of());
+        String text = said.toString(StandardCharsets.UTF_8).trim();
+        if (code != 0) {
+            throw new IOException(
+                    "snapshots submit on " + jobManager + " exited " + code + ": " + text);
+        }
+        return text;
+    }
+
+    /** The checkpoint or savepoint a submit resumed from, as it said. */
+    private static String resumedFrom(String said) {
+        Matcher m = Pattern.compile("resuming from (\\S+)").matcher(said);
+        return m.find() ? m.group(1) : "nothing: " + said;
     }
 
     /**
@@ -272,20 +488,18 @@ final class Deployer {
                         .sorted()
                         .toList();
         List<String> busy = new ArrayList<>();
-        for (var tm : rest.get("/taskmanagers").path("taskmanagers")) {
-            if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt()
-                    && alive.contains(tm.path("id").asText())) {
-                busy.add(tm.path("id").asText());
+        try {
+            for (var tm : rest.get("/taskmanagers").path("taskmanagers")) {
+                if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt()
+                        && alive.contains(tm.path("id").asText())) {
+                    busy.add(tm.path("id").asText());
+                }
             }
+        } catch (IOException jobManagerAway) {
+            // replaced right now: any TaskManager will do
         }
         List<String> candidates = busy.isEmpty() ? alive : busy.stream().sorted().toList();
         return candidates.get(random.nextInt(candidates.size()));
-    }
-
-    private String submit(String savepoint) throws Exception {
-        String id = rest.run(jarId, jobArgs, savepoint, null);
-        awaitRecovery(0);
-        return id;
     }
 
     /**
@@ -295,17 +509,21 @@ final class Deployer {
     private long awaitRecovery(long since) throws Exception {
         long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
-            List<String> running =
-                    rest.jobStates().entrySet().stream()
-                            .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
-                            .map(Map.Entry::getKey)
-                            .toList();
-            boolean ready = !running.isEmpty();
-            for (String id : running) {
-                ready &= rest.allTasksRunning(id) && rest.latestCheckpointMillis(id) > since;
-            }
-            if (ready) {
-                return System.currentTimeMillis();
+            try {
+                List<String> running =
+                        rest.jobStates().entrySet().stream()
+                                .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
+                                .map(Map.Entry::getKey)
+                                .toList();
+                boolean ready = !running.isEmpty();
+                for (String id : running) {
+                    ready &= rest.allTasksRunning(id) && rest.latestCheckpointMillis(id) > since;
+                }
+                if (ready) {
+                    return System.currentTimeMillis();
+                }
+            } catch (IOException jobManagerAway) {
+                // being replaced: ask its successor
             }
             Thread.sleep(100);
         }

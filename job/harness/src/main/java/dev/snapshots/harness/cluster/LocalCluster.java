@@ -5,6 +5,7 @@ import dev.snapshots.harness.metrics.MetricsPlugin;
 import dev.snapshots.job.config.CommandLine;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -13,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,6 +23,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
@@ -34,9 +38,15 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
  * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin) and kinesalite with
  * its shim as the Kinesis endpoint. Everything binds to 127.0.0.1, every process's PID is written
  * under {@code target/cluster/pids}, and {@code down} stops exactly those. Heartbeats are tuned so
- * a killed TaskManager is noticed in seconds. The cluster has a plugins directory of its own: the
- * distribution's plugins and {@link MetricsPlugin}, which writes the job's counters under {@link
- * #metricsDirectory()} so they outlive a SIGKILL.
+ * a killed TaskManager is noticed in seconds.
+ *
+ * <p>JobManagers come and go as on ECS: each one started is a new incarnation ({@code
+ * jobmanager-N}) with a checkpoint directory of its own ({@code .../checkpoints/jm-N}, what the
+ * image's entrypoint sets), reached through {@link JobManagerAddress}, which names one of them at a
+ * time. A second one can start beside the first, as a deployment at 200 % does, and take over when
+ * the first stops. The cluster has a plugins directory of its own: the distribution's plugins and
+ * {@link MetricsPlugin}, which writes the job's counters under {@link #metricsDirectory()} so they
+ * outlive a SIGKILL.
  */
 @Internal
 public final class LocalCluster {
@@ -53,6 +63,9 @@ public final class LocalCluster {
                     "  status   processes, ports, running jobs and their latest checkpoint");
 
     public static final String BUCKET = "snapshots";
+
+    /** Under which every JobManager incarnation keeps its checkpoints, in {@code jm-N/}. */
+    public static final String CHECKPOINTS = "s3://" + BUCKET + "/flink/checkpoints";
 
     /**
      * What Flink's own scripts pass on Java 17 (env.java.default-opts.all): Flink reflects into
@@ -129,8 +142,9 @@ public final class LocalCluster {
                             + dir
                             + "/pids); run 'snapshots cluster down' first");
         }
-        FileTrees.deleteRecursively(
-                dir); // every cluster starts empty: no stale buckets, checkpoints or logs
+        // Every cluster starts empty: no stale buckets, checkpoints or logs.
+        FileTrees.deleteRecursively(dir);
+        int rpcPort = freePort();
         int restPort = freePort();
         String s3 = startS3Proxy(out);
         out.println("starting kinesalite and its shim ...");
@@ -149,10 +163,13 @@ public final class LocalCluster {
                                 "taskmanager.host: 127.0.0.1",
                                 "rest.address: 127.0.0.1",
                                 "rest.bind-address: 127.0.0.1",
-                                "rest.port: " + restPort,
+                                // The address every JobManager advertises; each binds its own port.
+                                "jobmanager.rpc.port: " + rpcPort,
                                 "jobmanager.memory.process.size: 1024m",
                                 "taskmanager.memory.process.size: 1024m",
                                 "taskmanager.numberOfTaskSlots: 2",
+                                // A job given no parallelism takes this, as on ECS.
+                                "parallelism.default: 2",
                                 // Spread a job over every TaskManager, so losing any one of them
                                 // hits it, as on ECS.
                                 "cluster.evenly-spread-out-slots: true",
@@ -165,7 +182,9 @@ public final class LocalCluster {
                                 // the store is back.
                                 "restart-strategy.type: exponential-delay",
                                 "restart-strategy.exponential-delay.max-backoff: 10 s",
-                                "state.checkpoints.dir: s3://" + BUCKET + "/flink/checkpoints",
+                                // A JobManager replacing another may find the newest being
+                                // deleted by the old one, and then takes an older one.
+                                "state.checkpoints.num-retained: 3",
                                 "state.savepoints.dir: s3://" + BUCKET + "/flink/savepoints",
                                 "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
                                 "s3.endpoint: " + s3,
@@ -184,11 +203,22 @@ public final class LocalCluster {
                         + "\nkinesis="
                         + kinesis.endpoint()
                         + "\n");
+        start(
+                "jobmanager-address",
+                List.of(
+                        java(),
+                        "-Xmx32m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        JobManagerAddress.class.getName(),
+                        addressFile().toString(),
+                        Integer.toString(rpcPort),
+                        Integer.toString(restPort)));
         out.println(
                 "starting the JobManager (REST and web UI on http://127.0.0.1:"
                         + restPort
                         + ") ...");
-        startJobManager();
+        pointAddressAt(startJobManager());
         for (int i = 1; i <= taskManagers; i++) {
             startTaskManager(i);
         }
@@ -265,32 +295,107 @@ public final class LocalCluster {
     }
 
     /**
-     * Starts the JobManager and waits for its REST API; the same command after a kill is a restart.
+     * Starts a new JobManager incarnation beside any that run, and waits for its REST API; the
+     * address keeps naming the current one until {@link #pointAddressAt}. Returns its name.
      */
-    void startJobManager() throws Exception {
+    public String startJobManager() throws Exception {
+        Path incarnations = Files.createDirectories(dir.resolve("jobmanagers"));
+        int n;
+        try (Stream<Path> started = Files.list(incarnations)) {
+            n = (int) started.count() + 1;
+        }
+        String name = "jobmanager-" + n;
+        int rpcPort = freePort();
+        int restPort = freePort();
+        Files.writeString(incarnations.resolve(name), rpcPort + " " + restPort);
         start(
-                "jobmanager",
+                name,
                 flinkJvm(
-                        "jobmanager",
+                        name,
                         List.of("-Xmx768m"),
                         "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
-                        List.of()));
-        await("JobManager", endpoints().get("rest") + "/overview", Duration.ofSeconds(90));
+                        List.of(
+                                "-D",
+                                "jobmanager.rpc.bind-port=" + rpcPort,
+                                "-D",
+                                "rest.port=" + restPort,
+                                "-D",
+                                "state.checkpoints.dir=" + CHECKPOINTS + "/jm-" + n)));
+        await(name, jobManagerRest(name) + "/overview", Duration.ofSeconds(90));
+        return name;
+    }
+
+    /** A JobManager's own REST API, as its container's entrypoint reaches it (localhost:8081). */
+    public String jobManagerRest(String name) throws IOException {
+        String[] ports = Files.readString(dir.resolve("jobmanagers/" + name)).split(" ");
+        return "http://127.0.0.1:" + ports[1];
+    }
+
+    /** The JobManager the address names now. */
+    public String currentJobManager() throws IOException {
+        return Files.readString(addressFile()).split(" ")[0];
     }
 
     /**
-     * SIGKILLs the JobManager and starts it again with the same command, as ECS restarts a
-     * JobManager task: without HA it comes back with no jobs, and the running TaskManagers register
-     * with it again. Resuming the job is {@code snapshots submit}'s work.
+     * Makes the address name {@code name}, as a service-discovery record does once the old task is
+     * deregistered: new connections go there, open ones stay until their JobManager ends them.
+     */
+    public void pointAddressAt(String name) throws IOException {
+        Path next = dir.resolve("jobmanager.address.next");
+        Files.writeString(next, name + " " + Files.readString(dir.resolve("jobmanagers/" + name)));
+        Files.move(next, addressFile(), StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private Path addressFile() {
+        return dir.resolve("jobmanager.address");
+    }
+
+    /**
+     * Hands the address to {@code successor} and stops {@code old} as ECS stops a task (SIGTERM,
+     * then SIGKILL after 30 s); waits until the TaskManagers have registered with the successor.
+     * Without HA the old JobManager's jobs end with it; resuming them is {@code snapshots submit}'s
+     * work on the successor.
+     */
+    public void retireJobManager(String old, String successor) throws Exception {
+        int taskManagers = taskManagers();
+        pointAddressAt(successor);
+        stop(old, Duration.ofSeconds(30));
+        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+    }
+
+    /**
+     * SIGKILLs the JobManager and starts a new one, as ECS replaces a task that died: without HA it
+     * comes back with no jobs, and the running TaskManagers register with it again. Resuming the
+     * job is {@code snapshots submit}'s work.
      */
     public void restartJobManager(PrintStream out) throws Exception {
-        int taskManagers =
-                (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
-        kill("jobmanager");
-        out.println("JobManager killed; starting it again with the same command ...");
-        startJobManager();
+        int taskManagers = taskManagers();
+        String old = currentJobManager();
+        kill(old);
+        out.println(old + " killed; starting a new JobManager ...");
+        String successor = startJobManager();
+        pointAddressAt(successor);
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
-        out.println("JobManager back, " + taskManagers + " TaskManagers registered");
+        out.println(successor + " up, " + taskManagers + " TaskManagers registered");
+    }
+
+    /**
+     * Replaces the JobManager as a deployment of the image does at minimum 0 % and maximum 100 %:
+     * the old one is stopped first, then the new one starts.
+     */
+    public void rollJobManager(PrintStream out) throws Exception {
+        int taskManagers = taskManagers();
+        String old = currentJobManager();
+        stop(old, Duration.ofSeconds(30));
+        out.println(old + " stopped; starting a new JobManager ...");
+        String successor = startJobManager();
+        pointAddressAt(successor);
+        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+        out.println(successor + " up, " + taskManagers + " TaskManagers registered");
+    }
+
+    private int taskManagers() throws IOException {
+        return (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
     }
 
     /** Starts TaskManager number {@code n}; also how a killed one is replaced, as ECS would. */
@@ -342,8 +447,8 @@ public final class LocalCluster {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(JAVA_17_OPENS);
-        cmd.add("-Daws.cborEnabled=false"); // the cluster's Kinesis is kinesalite, which speaks
-        // JSON only
+        // The cluster's Kinesis is kinesalite, which speaks JSON only.
+        cmd.add("-Daws.cborEnabled=false");
         cmd.addAll(jvm);
         cmd.add("-Dlog.file=" + dir.resolve("logs/" + name + ".log"));
         cmd.add(
@@ -404,6 +509,25 @@ public final class LocalCluster {
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
     }
 
+    /** SIGTERM, then SIGKILL if {@code name} has not exited within {@code grace}. */
+    private void stop(String name, Duration grace) throws Exception {
+        Long pid = pids().get(name);
+        if (pid == null) {
+            throw new IllegalArgumentException("no process " + name + " in " + dir.resolve("pids"));
+        }
+        Optional<ProcessHandle> h = ProcessHandle.of(pid);
+        if (h.isPresent()) {
+            h.get().destroy();
+            try {
+                h.get().onExit().get(grace.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                h.get().destroyForcibly();
+                h.get().onExit().join();
+            }
+        }
+        Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
+    }
+
     public void down(PrintStream out) throws Exception {
         Map<String, Long> pids = pids();
         for (Map.Entry<String, Long> e : pids.entrySet()) {
@@ -418,7 +542,7 @@ public final class LocalCluster {
                     .ifPresent(
                             h -> {
                                 try {
-                                    h.onExit().get(20, java.util.concurrent.TimeUnit.SECONDS);
+                                    h.onExit().get(20, TimeUnit.SECONDS);
                                 } catch (Exception timeout) {
                                     h.destroyForcibly();
                                 }
@@ -447,6 +571,9 @@ public final class LocalCluster {
         Map<String, String> endpoints = endpoints();
         out.println();
         endpoints.forEach((name, url) -> out.printf("%-8s %s%n", name, url));
+        out.printf(
+                "the REST address names %s (its own REST API: %s)%n",
+                currentJobManager(), jobManagerRest(currentJobManager()));
         FlinkRest rest = new FlinkRest(endpoints.get("rest"));
         JsonNode jobs;
         try {
@@ -565,7 +692,7 @@ public final class LocalCluster {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }

@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The seed decides the kill moments; the deployments fall where the flags put them. */
+/**
+ * The seed decides the kill moments; the deployments fall where the flags put them, the JobManager
+ * steps outside the instances' overlap.
+ */
 class ChaosPlanTest {
 
     @Test
@@ -27,8 +30,15 @@ class ChaosPlanTest {
                         "overlap-start@3+0.50",
                         "overlap-end@6+0.50",
                         "s3-outage@7+0.20",
-                        "rolling-update@9+0.50");
+                        "rolling-update@9+0.50",
+                        "jobmanager-overlap-start@10+0.70",
+                        "jobmanager-overlap-end@11+0.70");
         assertThat(labels).filteredOn(l -> l.startsWith("kill@")).hasSize(2);
+        assertThat(plan.actions(new Random(1)))
+                .filteredOn(a -> a.what().equals("jobmanager-kill"))
+                .singleElement()
+                .as("the JobManager is killed outside the instances' overlap")
+                .satisfies(a -> assertThat(a.window() < 3 || a.window() > 6).isTrue());
         assertThat(plan.actions(new Random(1)))
                 .allSatisfy(a -> assertThat(a.window()).isBetween(1, 11))
                 .isSortedAccordingTo(

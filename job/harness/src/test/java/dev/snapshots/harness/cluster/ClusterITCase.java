@@ -9,11 +9,11 @@ import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.Snapshots;
 import dev.snapshots.harness.chaos.Chaos;
 import dev.snapshots.harness.testutils.ObjectHashes;
-import dev.snapshots.job.Sources;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,14 +23,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded job jar on a real multi-process Flink cluster (`snapshots cluster up`): uploaded and
- * run over REST, one TaskManager killed with SIGKILL mid-run and replaced, as ECS replaces a task.
- * Afterwards the audit is clean and the output equals the reference.
+ * The shaded job jar on a real multi-process Flink cluster (`snapshots cluster up`), run over REST
+ * through what ECS does to it: a TaskManager SIGKILLed mid-run and replaced; the JobManager
+ * SIGKILLed and replaced; a second JobManager started beside the first and taking over once the
+ * first stops; an upgrade, a replay and a promotion. Afterwards the audit is clean and the output
+ * equals the reference.
  */
 class ClusterITCase {
     /**
@@ -55,25 +61,9 @@ class ClusterITCase {
 
     @Test
     void aTaskManagerKilledMidRunIsReplacedAndTheOutputIsStillExactlyOnce() throws Exception {
-        Map<String, String> endpoints = cluster.endpoints();
-        FlinkRest rest = new FlinkRest(endpoints.get("rest"));
-        StoreSpec store =
-                StoreSpec.parse("s3://" + LocalCluster.BUCKET + "/run-" + UUID.randomUUID())
-                        .withEndpoint(endpoints.get("s3"));
-        List<String> args =
-                List.of(
-                        "--store",
-                        store.uri().toString(),
-                        "--endpoint",
-                        endpoints.get("s3"),
-                        "--windows",
-                        "16",
-                        "--events-per-window",
-                        "300",
-                        "--events-per-second",
-                        "300",
-                        "--checkpoint-interval",
-                        "1s");
+        FlinkRest rest = new FlinkRest(cluster.endpoints().get("rest"));
+        StoreSpec store = newStore("run");
+        List<String> args = job(store, "telemetry", 16, 300, 300);
         JobConfig config = JobConfig.parse(args.toArray(new String[0]));
 
         String jobId =
@@ -82,7 +72,7 @@ class ClusterITCase {
                         args,
                         null,
                         null);
-        awaitParts(store, 8);
+        awaitParts(store, "telemetry/v=1/", 8);
         cluster.kill("taskmanager-1"); // SIGKILL: no clean shutdown
         cluster.startTaskManager(3);
         String state = rest.awaitTerminal(jobId, Duration.ofMinutes(4));
@@ -93,12 +83,7 @@ class ClusterITCase {
         try (ObjectStore s = store.open()) {
             assertThat(Audit.findings(s, Optional.empty())).as("audit findings").isEmpty();
             JobOutput published = JobOutput.published(s, 1, Long.MAX_VALUE);
-            JobOutput expected =
-                    JobOutput.expected(
-                            Sources.generatorFunction(config),
-                            Sources.generatorCount(config),
-                            config.windowLength().toMillis(),
-                            config.buckets());
+            JobOutput expected = JobOutput.expected(config);
             assertThat(published.differences(expected)).isEmpty();
             assertThat(published.parts).isEqualTo(expected.parts);
             assertThat(published.deadLetterReasons).isEqualTo(expected.deadLetterReasons);
@@ -122,23 +107,8 @@ class ClusterITCase {
     void theJobSurvivesAJobManagerRestartAnUpgradeAReplayAndAPromotion() throws Exception {
         Map<String, String> endpoints = cluster.endpoints();
         String rest = endpoints.get("rest");
-        StoreSpec store =
-                StoreSpec.parse("s3://" + LocalCluster.BUCKET + "/ops-" + UUID.randomUUID())
-                        .withEndpoint(endpoints.get("s3"));
-        List<String> job =
-                List.of(
-                        "--store",
-                        store.uri().toString(),
-                        "--endpoint",
-                        endpoints.get("s3"),
-                        "--windows",
-                        "20",
-                        "--events-per-window",
-                        "200",
-                        "--events-per-second",
-                        "100",
-                        "--checkpoint-interval",
-                        "1s");
+        StoreSpec store = newStore("ops");
+        List<String> job = job(store, "telemetry", 20, 200, 100);
         List<String> onCluster =
                 List.of(
                         "--rest",
@@ -148,21 +118,25 @@ class ClusterITCase {
         String v1 = JobLifecycle.jobId("telemetry", 1);
 
         assertThat(cli("submit", onCluster, job)).contains("job " + v1, "from the start");
-        awaitParts(store, 12);
+        awaitParts(store, "telemetry/v=1/", 12);
+        String killed = cluster.currentJobManager();
         cluster.restartJobManager(System.out);
         assertThat(new FlinkRest(rest).get("/jobs/overview").path("jobs").size())
                 .as("without HA the job is gone")
                 .isZero();
         assertThat(cli("submit", onCluster, job))
-                .contains("resuming from s3://snapshots/flink/checkpoints/" + v1 + "/chk-");
+                .contains("resuming from " + checkpoints(killed) + "/" + v1 + "/chk-");
 
-        awaitParts(store, 32);
+        awaitParts(store, "telemetry/v=1/", 32);
+        String beforeUpgrade = cluster.currentJobManager();
         String upgrade = cli("upgrade", List.of("--roll", "local"), onCluster, job);
         assertThat(upgrade)
                 .contains(
                         "audit gate: clean",
                         "stopped with savepoint",
-                        "resuming from s3://snapshots/flink/checkpoints/"
+                        "resuming from "
+                                + checkpoints(beforeUpgrade)
+                                + "/"
                                 + v1
                                 + "/savepoints/savepoint-");
         String savepoint = upgrade.replaceAll("(?s).*stopped with savepoint (\\S+).*", "$1");
@@ -170,12 +144,7 @@ class ClusterITCase {
                 .isEqualTo("FINISHED");
 
         JobConfig config = JobConfig.parse(job.toArray(new String[0]));
-        JobOutput expected =
-                JobOutput.expected(
-                        Sources.generatorFunction(config),
-                        Sources.generatorCount(config),
-                        config.windowLength().toMillis(),
-                        config.buckets());
+        JobOutput expected = JobOutput.expected(config);
         Map<String, String> v1Objects;
         try (ObjectStore s = store.open()) {
             assertThat(Chaos.violations(s, expected, JobOutput.published(s, 1, Long.MAX_VALUE)))
@@ -188,6 +157,14 @@ class ClusterITCase {
         v2Flags.addAll(List.of("--job-version", "2"));
         assertThat(cli("replay", List.of("--from-savepoint", savepoint), onCluster, v2Flags))
                 .contains("replaying telemetry into v=2");
+        // The replay survives a JobManager restart: what ECS's entrypoint runs then, 'submit' with
+        // the savepoint it was told to start from, resumes v2 from its own newest checkpoint.
+        String v2 = JobLifecycle.jobId("telemetry", 2);
+        awaitParts(store, "telemetry/v=2/", 8);
+        String replaying = cluster.currentJobManager();
+        cluster.restartJobManager(System.out);
+        assertThat(cli("submit", List.of("--from-savepoint", savepoint), onCluster, v2Flags))
+                .contains("resuming from " + checkpoints(replaying) + "/" + v2 + "/chk-");
         assertThat(
                         cli(
                                 "promote",
@@ -198,10 +175,7 @@ class ClusterITCase {
                                         "--job-version",
                                         "3")))
                 .contains("promotion refused: v=3 has no complete window yet");
-        assertThat(
-                        new FlinkRest(rest)
-                                .awaitTerminal(
-                                        JobLifecycle.jobId("telemetry", 2), Duration.ofMinutes(3)))
+        assertThat(new FlinkRest(rest).awaitTerminal(v2, Duration.ofMinutes(3)))
                 .isEqualTo("FINISHED");
         assertThat(
                         cli(
@@ -241,6 +215,85 @@ class ClusterITCase {
                 .contains("v2 current");
     }
 
+    /**
+     * A deployment of the JobManager service at 200 %: a second JobManager starts while the first
+     * runs the job, and its entrypoint runs 'submit' at once, as does the first's (again). The
+     * second must not resume the job while the first still checkpoints, since the first deletes the
+     * checkpoints it subsumes. Once the first has stopped, the second resumes from the newest one.
+     * Afterwards exactly one job runs, it never restarted, the audit is clean and the output equals
+     * the reference.
+     */
+    @Test
+    void aSecondJobManagerTakesTheJobOverOnlyOnceTheFirstHasStopped() throws Exception {
+        StoreSpec store = newStore("overlap");
+        // A pipeline of its own: a job id, and so checkpoints, no other test shares.
+        List<String> job = job(store, "overlap", 40, 200, 100);
+        String jar = Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR).toString();
+        String id = JobLifecycle.jobId("overlap", 1);
+        String old = cluster.currentJobManager();
+        List<String> onOld = List.of("--rest", cluster.jobManagerRest(old), "--jar", jar);
+        assertThat(cli("submit", onOld, job)).contains("from the start");
+        awaitParts(store, "overlap/v=1/", 8);
+
+        String successor = cluster.startJobManager();
+        List<String> onSuccessor =
+                List.of("--rest", cluster.jobManagerRest(successor), "--jar", jar);
+        ExecutorService entrypoint = Executors.newSingleThreadExecutor();
+        try {
+            Future<String> takeover = entrypoint.submit(() -> cli("submit", onSuccessor, job));
+            assertThat(cli("submit", onOld, job)).contains("is already RUNNING");
+            Thread.sleep(25_000);
+            assertThat(takeover.isDone())
+                    .as("the second JobManager waits while the first still checkpoints the job")
+                    .isFalse();
+            assertThat(new FlinkRest(cluster.jobManagerRest(successor)).jobStates()).isEmpty();
+
+            cluster.retireJobManager(old, successor);
+            assertThat(takeover.get(3, TimeUnit.MINUTES))
+                    .contains("still checkpoints elsewhere", "resuming from " + checkpoints(old));
+        } finally {
+            entrypoint.shutdownNow();
+        }
+        FlinkRest rest = new FlinkRest(cluster.endpoints().get("rest"));
+        assertThat(rest.jobStates()).as("exactly one job, on the successor").containsOnlyKeys(id);
+        assertThat(rest.awaitTerminal(id, Duration.ofMinutes(4))).isEqualTo("FINISHED");
+        assertThat(rest.restarts(id)).as("restarts of the resumed job").isZero();
+        JobConfig config = JobConfig.parse(job.toArray(new String[0]));
+        JobOutput expected = JobOutput.expected(config);
+        try (ObjectStore s = store.open()) {
+            assertThat(Chaos.violations(s, expected, JobOutput.published(s, 1, Long.MAX_VALUE)))
+                    .isEmpty();
+        }
+    }
+
+    /** A store of its own under the cluster's bucket. */
+    private static StoreSpec newStore(String prefix) throws IOException {
+        return StoreSpec.parse(
+                        "s3://" + LocalCluster.BUCKET + "/" + prefix + "-" + UUID.randomUUID())
+                .withEndpoint(cluster.endpoints().get("s3"));
+    }
+
+    /** The job's arguments: its generated source, paced, checkpointed every second. */
+    private static List<String> job(
+            StoreSpec store, String pipeline, int windows, int perWindow, int perSecond)
+            throws IOException {
+        return List.of(
+                "--pipeline",
+                pipeline,
+                "--store",
+                store.uri().toString(),
+                "--endpoint",
+                cluster.endpoints().get("s3"),
+                "--windows",
+                Integer.toString(windows),
+                "--events-per-window",
+                Integer.toString(perWindow),
+                "--events-per-second",
+                Integer.toString(perSecond),
+                "--checkpoint-interval",
+                "1s");
+    }
+
     @SafeVarargs
     private static String cli(String command, List<String>... args) {
         List<String> all = new ArrayList<>(List.of(command));
@@ -261,12 +314,17 @@ class ClusterITCase {
         return said;
     }
 
-    private static void awaitParts(StoreSpec store, int parts) throws Exception {
+    /** Where a JobManager incarnation of the local cluster keeps its checkpoints. */
+    private static String checkpoints(String jobManager) {
+        return LocalCluster.CHECKPOINTS + "/jm-" + jobManager.substring("jobmanager-".length());
+    }
+
+    private static void awaitParts(StoreSpec store, String prefix, int parts) throws Exception {
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         try (ObjectStore s = store.open()) {
             while (true) {
                 int[] n = {0};
-                s.list("telemetry/v=1/", o -> n[0] += o.key().endsWith(".parquet") ? 1 : 0);
+                s.list(prefix, o -> n[0] += o.key().endsWith(".parquet") ? 1 : 0);
                 if (n[0] >= parts) {
                     return;
                 }
