@@ -34,10 +34,13 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     snapshots submit --rest http://localhost:8081 --jar "$jar" \
       ${SNAPSHOTS_FROM_SAVEPOINT:+--from-savepoint "$SNAPSHOTS_FROM_SAVEPOINT"} $SNAPSHOTS_JOB_ARGS &
     submit=$!
-    # ECS stops a task with SIGTERM: hand it to the JobManager and wait for it to finish. Both run
-    # in the background because bash runs a trap only between commands, and 'submit' may wait
-    # minutes for another JobManager to stop.
-    trap 'kill -TERM "$submit" "$jobmanager" 2>/dev/null; wait "$jobmanager"; exit $?' TERM INT
+    # ECS stops a task with SIGTERM. 'release' cancels the job and waits for its tasks to end
+    # first: a JobManager that stops under a running job leaves TaskManagers that refuse the job
+    # its successor resumes (snapshots release --help). Then the JobManager gets the SIGTERM. Both
+    # run in the background because bash runs a trap only between commands, and 'submit' may
+    # wait minutes for another JobManager to stop.
+    trap 'kill -TERM "$submit" 2>/dev/null; snapshots release --rest http://localhost:8081 || true
+          kill -TERM "$jobmanager" 2>/dev/null; wait "$jobmanager"; exit $?' TERM INT
     if ! wait "$submit"; then
       # Without its job this JobManager is of no use: stopping it makes ECS start another.
       echo "snapshots: submit failed; stopping the JobManager" >&2

@@ -145,6 +145,75 @@ class DeployFilesITCase {
         run(ROOT, "bash", "-n", "deploy/docker/snapshots-entrypoint.sh");
     }
 
+    /**
+     * The JobManager container's entrypoint, run by bash with the official entrypoint and java
+     * replaced by stand-ins that log what they are asked: on SIGTERM the job is released
+     * (cancelled, its tasks ended) before the JobManager is stopped, and the container exits with
+     * the JobManager's status.
+     */
+    @Test
+    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager() throws Exception {
+        Path dir = Files.createTempDirectory("entrypoint");
+        Path log = dir.resolve("log");
+        // Each stand-in logs its start, then waits to be stopped (a trap runs between sleeps).
+        String waitForTerm =
+                "trap 'echo \"$0 TERM\" >> \"$LOG\"; exit 0' TERM; while :; do sleep 0.1; done";
+        Files.writeString(
+                dir.resolve("docker-entrypoint.sh"),
+                "#!/usr/bin/env bash\necho \"flink $*\" >> \"$LOG\"\n" + waitForTerm + "\n");
+        Files.writeString(
+                dir.resolve("java"),
+                "#!/usr/bin/env bash\nargs=\"${*:4}\"\necho \"cli $args\" >> \"$LOG\"\n"
+                        + "case \"$args\" in submit*) exec -a submit bash -c "
+                        + "'"
+                        + waitForTerm.replace("'", "'\\''")
+                        + "';; esac\n");
+        String entrypoint =
+                Files.readString(ROOT.resolve("deploy/docker/snapshots-entrypoint.sh"))
+                        .replace(
+                                "/docker-entrypoint.sh",
+                                dir.resolve("docker-entrypoint.sh").toString());
+        Files.writeString(dir.resolve("entrypoint.sh"), entrypoint);
+        for (String f : List.of("docker-entrypoint.sh", "java", "entrypoint.sh")) {
+            assertThat(dir.resolve(f).toFile().setExecutable(true)).isTrue();
+        }
+        ProcessBuilder pb =
+                new ProcessBuilder("bash", dir.resolve("entrypoint.sh").toString(), "jobmanager")
+                        .redirectErrorStream(true)
+                        .redirectOutput(dir.resolve("out").toFile());
+        pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
+        pb.environment().put("LOG", log.toString());
+        pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
+        Process container = pb.start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!(Files.exists(log) && Files.readString(log).contains("cli submit"))) {
+                assertThat(System.nanoTime())
+                        .as("the entrypoint started submit")
+                        .isLessThan(deadline);
+                Thread.sleep(100);
+            }
+            Thread.sleep(300); // the trap is set right after 'submit' starts
+            new ProcessBuilder("kill", "-TERM", Long.toString(container.pid())).start().waitFor();
+            assertThat(container.waitFor(30, TimeUnit.SECONDS))
+                    .as("the container stopped")
+                    .isTrue();
+        } finally {
+            container.destroyForcibly();
+        }
+        List<String> lines = Files.readAllLines(log);
+        assertThat(lines)
+                .as(Files.readString(dir.resolve("out")))
+                .contains(
+                        "flink jobmanager",
+                        "cli release --rest http://localhost:8081",
+                        dir.resolve("docker-entrypoint.sh") + " TERM");
+        assertThat(lines.indexOf("cli release --rest http://localhost:8081"))
+                .as("released before the JobManager is stopped: %s", lines)
+                .isLessThan(lines.indexOf(dir.resolve("docker-entrypoint.sh") + " TERM"));
+        assertThat(container.exitValue()).isZero();
+    }
+
     @Test
     void theBuildContextLeavesOutBuildOutputButNotTheJarsTheImageCopies() throws Exception {
         List<String> ignore = Files.readAllLines(ROOT.resolve(".dockerignore"));

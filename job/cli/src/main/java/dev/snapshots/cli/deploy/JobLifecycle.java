@@ -46,6 +46,7 @@ public final class JobLifecycle {
                     "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND [job flags]",
                     "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL]",
+                    "       snapshots release --rest URL",
                     "",
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
@@ -59,6 +60,8 @@ public final class JobLifecycle {
                     "  submit --from-savepoint PATH: start there if the job has no checkpoint of its own yet (a new job version on",
                     "            ECS: SNAPSHOTS_FROM_SAVEPOINT); once it has, a restart resumes from its own",
                     "  promote   make N the version readers follow, only if its completion pointer has caught up",
+                    "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs and wait until",
+                    "            they have ended; their checkpoints stay, and the next JobManager's 'submit' resumes from them",
                     "",
                     "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
                     "exit status: 0 done, 1 refused or blocked (with the reason), 2 bad flags");
@@ -120,6 +123,9 @@ public final class JobLifecycle {
             throws Exception {
         if (command.equals("promote")) {
             return promote(args, out);
+        }
+        if (command.equals("release")) {
+            return release(args, out);
         }
         JobLifecycle ops = new JobLifecycle(command, args, out, rolls);
         switch (command) {
@@ -300,6 +306,39 @@ public final class JobLifecycle {
                             + p.before().map(v -> " (was v=" + v + ")").orElse(""));
             return p.promoted() ? 0 : 1;
         }
+    }
+
+    /**
+     * Before a JobManager stops: cancels every job it runs and waits until each has ended. A
+     * JobManager that stops with a job running frees the job's slots while their tasks are still
+     * cancelling, and Flink 1.20's TaskManager then never lets go of the job (the slot's second
+     * free reports it as not yet freed): it keeps the job's classloader and refuses the job that
+     * the next JobManager resumes under the same id, "The library registration references a
+     * different set of library BLOBs", on every restart. Cancelled, the tasks end before the slots
+     * are freed. The checkpoints stay (RETAIN_ON_CANCELLATION) for the next 'submit'.
+     */
+    private static int release(String[] args, PrintStream out) throws IOException {
+        if (args.length != 2 || !args[0].equals("--rest")) {
+            throw new IllegalArgumentException("release takes --rest URL, and nothing else");
+        }
+        FlinkRest rest = new FlinkRest(args[1]);
+        List<String> running =
+                rest.jobStates().entrySet().stream()
+                        .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
+                        .map(Map.Entry::getKey)
+                        .toList();
+        for (String id : running) {
+            rest.cancel(id);
+        }
+        for (String id : running) {
+            out.printf(
+                    "job %s cancelled before this JobManager stops: %s; its checkpoints stay%n",
+                    id, rest.awaitTerminal(id, Duration.ofSeconds(60)));
+        }
+        if (running.isEmpty()) {
+            out.println("no job runs on this JobManager");
+        }
+        return 0;
     }
 
     /**

@@ -392,7 +392,8 @@ final class Deployer {
                             + o.takeover().get());
         }
         long at = System.currentTimeMillis();
-        cluster.retireJobManager(o.old(), o.successor());
+        cluster.retireJobManager(
+                o.old(), o.successor(), new PrintStream(OutputStream.nullOutputStream()));
         String said = o.takeover().get(5, TimeUnit.MINUTES);
         long recovered = awaitRecovery(at);
         List<String> running =

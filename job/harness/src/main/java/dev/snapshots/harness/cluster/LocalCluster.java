@@ -1,6 +1,7 @@
 package dev.snapshots.harness.cluster;
 
 import dev.snapshots.cli.deploy.FlinkRest;
+import dev.snapshots.cli.deploy.JobLifecycle;
 import dev.snapshots.harness.metrics.MetricsPlugin;
 import dev.snapshots.job.config.CommandLine;
 import java.io.IOException;
@@ -351,16 +352,25 @@ public final class LocalCluster {
     }
 
     /**
-     * Hands the address to {@code successor} and stops {@code old} as ECS stops a task (SIGTERM,
-     * then SIGKILL after 30 s); waits until the TaskManagers have registered with the successor.
-     * Without HA the old JobManager's jobs end with it; resuming them is {@code snapshots submit}'s
-     * work on the successor.
+     * Hands the address to {@code successor} and stops {@code old} as ECS stops a task; waits until
+     * the TaskManagers have registered with the successor. Without HA the old JobManager's jobs end
+     * with it; resuming them is {@code snapshots submit}'s work on the successor.
      */
-    public void retireJobManager(String old, String successor) throws Exception {
+    public void retireJobManager(String old, String successor, PrintStream out) throws Exception {
         int taskManagers = taskManagers();
         pointAddressAt(successor);
-        stop(old, Duration.ofSeconds(30));
+        stopJobManager(old, out);
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+    }
+
+    /**
+     * What the image's entrypoint does on SIGTERM: {@code snapshots release} (the jobs are
+     * cancelled and end before the JobManager does), then SIGTERM to the JobManager, SIGKILL after
+     * 30 s.
+     */
+    private void stopJobManager(String name, PrintStream out) throws Exception {
+        JobLifecycle.run("release", new String[] {"--rest", jobManagerRest(name)}, out, Map.of());
+        stop(name, Duration.ofSeconds(30));
     }
 
     /**
@@ -386,7 +396,7 @@ public final class LocalCluster {
     public void rollJobManager(PrintStream out) throws Exception {
         int taskManagers = taskManagers();
         String old = currentJobManager();
-        stop(old, Duration.ofSeconds(30));
+        stopJobManager(old, out);
         out.println(old + " stopped; starting a new JobManager ...");
         String successor = startJobManager();
         pointAddressAt(successor);

@@ -248,7 +248,7 @@ class ClusterITCase {
                     .isFalse();
             assertThat(new FlinkRest(cluster.jobManagerRest(successor)).jobStates()).isEmpty();
 
-            cluster.retireJobManager(old, successor);
+            cluster.retireJobManager(old, successor, System.out);
             assertThat(takeover.get(3, TimeUnit.MINUTES))
                     .contains("still checkpoints elsewhere", "resuming from " + checkpoints(old));
         } finally {
