@@ -483,23 +483,15 @@ final class Deployer {
 
     /** A TaskManager that runs tasks, when one does: killing an idle one would prove nothing. */
     private String victim() throws IOException {
-        List<String> alive =
-                cluster.pids().keySet().stream()
-                        .filter(n -> n.startsWith("taskmanager-"))
-                        .sorted()
-                        .toList();
-        List<String> busy = new ArrayList<>();
+        List<String> candidates;
         try {
-            for (var tm : rest.get("/taskmanagers").path("taskmanagers")) {
-                if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt()
-                        && alive.contains(tm.path("id").asText())) {
-                    busy.add(tm.path("id").asText());
-                }
-            }
+            candidates = cluster.busyTaskManagers();
         } catch (IOException jobManagerAway) {
-            // replaced right now: any TaskManager will do
+            candidates = List.of(); // replaced right now: any TaskManager will do
         }
-        List<String> candidates = busy.isEmpty() ? alive : busy.stream().sorted().toList();
+        if (candidates.isEmpty()) {
+            candidates = cluster.aliveTaskManagers();
+        }
         return candidates.get(random.nextInt(candidates.size()));
     }
 

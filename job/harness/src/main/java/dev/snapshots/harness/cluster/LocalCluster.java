@@ -405,7 +405,29 @@ public final class LocalCluster {
     }
 
     private int taskManagers() throws IOException {
-        return (int) pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).count();
+        return aliveTaskManagers().size();
+    }
+
+    /** The TaskManager processes this cluster started that still run, by name. */
+    public List<String> aliveTaskManagers() throws IOException {
+        return pids().keySet().stream().filter(n -> n.startsWith("taskmanager-")).sorted().toList();
+    }
+
+    /**
+     * The running TaskManagers that hold a slot, by the JobManager's account: those whose loss a
+     * job notices. Slots are spread over TaskManagers, but a TaskManager can still hold none.
+     */
+    public List<String> busyTaskManagers() throws IOException {
+        List<String> alive = aliveTaskManagers();
+        List<String> busy = new ArrayList<>();
+        for (JsonNode tm :
+                new FlinkRest(endpoints().get("rest")).get("/taskmanagers").path("taskmanagers")) {
+            if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt()
+                    && alive.contains(tm.path("id").asText())) {
+                busy.add(tm.path("id").asText());
+            }
+        }
+        return busy.stream().sorted().toList();
     }
 
     /** Starts TaskManager number {@code n}; also how a killed one is replaced, as ECS would. */

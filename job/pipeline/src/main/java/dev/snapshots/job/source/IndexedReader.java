@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.core.io.InputStatus;
@@ -22,6 +23,7 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
     private final GeneratorFunction<Long, RawRecord> records;
     private final RecordJudge<T> judge;
     private final RateLimiter rate;
+    private final SourceReaderContext context;
     private final List<Split> splits = new ArrayList<>();
     private final Set<String> paused = new HashSet<>();
     private CompletableFuture<Void> available = new CompletableFuture<>();
@@ -49,14 +51,21 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
      * @param rate null: as fast as the job takes them
      */
     IndexedReader(
-            GeneratorFunction<Long, RawRecord> records, RecordJudge<T> judge, RateLimiter rate) {
+            GeneratorFunction<Long, RawRecord> records,
+            RecordJudge<T> judge,
+            RateLimiter rate,
+            SourceReaderContext context) {
         this.records = records;
         this.judge = judge;
         this.rate = rate;
+        this.context = context;
     }
 
+    /** Restored splits have been added by now; the enumerator hears how many (see Holding). */
     @Override
-    public void start() {}
+    public void start() {
+        context.sendSourceEventToCoordinator(new IndexedSource.Holding(splits.size()));
+    }
 
     @Override
     public InputStatus pollNext(ReaderOutput<T> output) throws Exception {
@@ -78,6 +87,9 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
         if (++split.next == split.end) {
             splits.remove(split);
             output.releaseOutputForSplit(split.id);
+            if (splits.isEmpty()) {
+                context.sendSplitRequest(); // more, or "no more"
+            }
         }
         // Rate-limited: back through isAvailable(), where the next permit is taken.
         return rate == null ? InputStatus.MORE_AVAILABLE : InputStatus.NOTHING_AVAILABLE;
@@ -124,6 +136,9 @@ final class IndexedReader<T> implements SourceReader<T, IndexedSplit> {
     @Override
     public void addSplits(List<IndexedSplit> added) {
         added.stream().filter(s -> s.next() < s.end()).forEach(s -> splits.add(new Split(s)));
+        if (splits.isEmpty() && !added.isEmpty()) {
+            context.sendSplitRequest(); // given only empty splits: nothing to read
+        }
         available.complete(null);
     }
 

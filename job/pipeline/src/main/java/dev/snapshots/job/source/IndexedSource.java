@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.SplitEnumerator;
@@ -110,7 +113,8 @@ public final class IndexedSource<T>
         return new IndexedReader<>(
                 records,
                 judge,
-                rate == null ? null : rate.createRateLimiter(context.currentParallelism()));
+                rate == null ? null : rate.createRateLimiter(context.currentParallelism()),
+                context);
     }
 
     @Override
@@ -149,12 +153,20 @@ public final class IndexedSource<T>
 
     /**
      * Hands every split to a reader when the reader registers, split i to reader i mod parallelism,
-     * so a reader holds its splits from the start and can read them in turn.
+     * so a reader holds its splits from the start and can read them in turn. "No more splits" is
+     * said only to a reader with nothing to read: one that asks, having read all it had, or one
+     * that was given nothing and holds nothing from a checkpoint ({@link Holding}). Flink 1.20's
+     * coordinator stops sending watermark alignment to a reader told there are no more; one that
+     * still reads would wait forever once its watermark passed the last maximum it had received
+     * (seen after a failover: the restored reader got one, then the signal).
      */
     private static final class Enumerator
             implements SplitEnumerator<IndexedSplit, Collection<IndexedSplit>> {
         private final SplitEnumeratorContext<IndexedSplit> context;
         private final List<IndexedSplit> unassigned;
+
+        /** Readers given splits since they registered: they ask once they have read them. */
+        private final Set<Integer> given = new HashSet<>();
 
         Enumerator(
                 SplitEnumeratorContext<IndexedSplit> context, Collection<IndexedSplit> unassigned) {
@@ -166,7 +178,19 @@ public final class IndexedSource<T>
         public void start() {}
 
         @Override
-        public void handleSplitRequest(int subtask, String host) {}
+        public void handleSplitRequest(int subtask, String host) {
+            assign(subtask);
+            if (!given.contains(subtask)) {
+                context.signalNoMoreSplits(subtask);
+            }
+        }
+
+        @Override
+        public void handleSourceEvent(int subtask, SourceEvent event) {
+            if (event instanceof Holding h && h.splits() == 0 && !given.contains(subtask)) {
+                context.signalNoMoreSplits(subtask);
+            }
+        }
 
         @Override
         public void addSplitsBack(List<IndexedSplit> splits, int subtask) {
@@ -175,6 +199,12 @@ public final class IndexedSource<T>
 
         @Override
         public void addReader(int subtask) {
+            assign(subtask);
+        }
+
+        /** Hands reader {@code subtask} the unassigned splits that are its own, if any. */
+        private void assign(int subtask) {
+            given.remove(subtask);
             int parallelism = context.currentParallelism();
             List<IndexedSplit> mine = new ArrayList<>();
             for (int i = 0; i < unassigned.size(); i++) {
@@ -182,10 +212,12 @@ public final class IndexedSource<T>
                     mine.add(unassigned.get(i));
                 }
             }
-            unassigned.removeAll(mine);
-            // In one event: every split holds the reader's watermark before any of them moves it.
-            context.assignSplits(new SplitsAssignment<>(Map.of(subtask, mine)));
-            context.signalNoMoreSplits(subtask);
+            if (!mine.isEmpty()) {
+                unassigned.removeAll(mine);
+                given.add(subtask);
+                // In one event: every split holds the reader's watermark before any moves it.
+                context.assignSplits(new SplitsAssignment<>(Map.of(subtask, mine)));
+            }
         }
 
         @Override
@@ -196,6 +228,9 @@ public final class IndexedSource<T>
         @Override
         public void close() {}
     }
+
+    /** What a reader tells the enumerator when it starts: how many splits it holds, restored. */
+    record Holding(int splits) implements SourceEvent {}
 
     /**
      * Version 2: the splits, each as {@link IndexedSplit.Serializer} writes it. Version 1:
