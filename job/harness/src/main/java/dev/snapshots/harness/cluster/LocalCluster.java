@@ -306,24 +306,44 @@ public final class LocalCluster {
             n = (int) started.count() + 1;
         }
         String name = "jobmanager-" + n;
-        int rpcPort = freePort();
-        int restPort = freePort();
-        Files.writeString(incarnations.resolve(name), rpcPort + " " + restPort);
-        start(
-                name,
-                flinkJvm(
-                        name,
-                        List.of("-Xmx768m"),
-                        "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
-                        List.of(
-                                "-D",
-                                "jobmanager.rpc.bind-port=" + rpcPort,
-                                "-D",
-                                "rest.port=" + restPort,
-                                "-D",
-                                "state.checkpoints.dir=" + CHECKPOINTS + "/jm-" + n)));
-        await(name, jobManagerRest(name) + "/overview", Duration.ofSeconds(90));
-        return name;
+        // A port freePort() saw free can be taken by an outgoing connection before the JobManager
+        // binds it; the JobManager then exits, and is started again on other ports.
+        for (int attempt = 1; ; attempt++) {
+            int rpcPort = freePort();
+            int restPort = freePort();
+            Files.writeString(incarnations.resolve(name), rpcPort + " " + restPort);
+            long pid =
+                    start(
+                            name,
+                            flinkJvm(
+                                    name,
+                                    List.of("-Xmx768m"),
+                                    "org.apache.flink.runtime.entrypoint"
+                                            + ".StandaloneSessionClusterEntrypoint",
+                                    List.of(
+                                            "-D",
+                                            "jobmanager.rpc.bind-port=" + rpcPort,
+                                            "-D",
+                                            "rest.port=" + restPort,
+                                            "-D",
+                                            "state.checkpoints.dir=" + CHECKPOINTS + "/jm-" + n)));
+            String url = jobManagerRest(name) + "/overview";
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                try {
+                    get(url);
+                    return name;
+                } catch (IOException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException(name + " did not answer at " + url + " in 90 s", e);
+                    }
+                    Thread.sleep(200);
+                }
+            }
+            if (attempt == 3) {
+                throw new IOException(name + " exited at start 3 times; see logs/" + name + ".log");
+            }
+        }
     }
 
     /** A JobManager's own REST API, as its container's entrypoint reaches it (localhost:8081). */
