@@ -31,7 +31,8 @@ import org.apache.flink.configuration.Configuration;
  * Running the job on a Flink cluster without ZooKeeper: {@code submit} (start, or resume from the
  * latest retained checkpoint; what a JobManager container runs when it starts), {@code upgrade}
  * (audit gate, stop-with-savepoint, roll, resume), {@code replay} (a new job version from a
- * savepoint) and {@code promote} (switch readers to a version that has caught up).
+ * savepoint), {@code promote} (switch readers to a version that has caught up) and {@code release}
+ * (cancel a JobManager's jobs before it stops).
  *
  * <p>Each pipeline and job version runs under one fixed job id, derived from both, so its
  * checkpoints always land under {@code <checkpoints dir>/<job id>/} and a restarted JobManager
