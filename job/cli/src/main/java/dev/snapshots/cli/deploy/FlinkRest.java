@@ -135,6 +135,14 @@ public final class FlinkRest {
         return states;
     }
 
+    /** The ids of the jobs not yet FINISHED, FAILED or CANCELED. */
+    public List<String> unfinishedJobs() throws IOException {
+        return jobStates().entrySet().stream()
+                .filter(j -> !TERMINAL.contains(j.getValue()))
+                .map(Map.Entry::getKey)
+                .toList();
+    }
+
     JsonNode job(String jobId) throws IOException {
         return get("/jobs/" + jobId);
     }

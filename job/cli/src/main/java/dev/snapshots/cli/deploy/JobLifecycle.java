@@ -323,11 +323,7 @@ public final class JobLifecycle {
             throw new IllegalArgumentException("release takes --rest URL, and nothing else");
         }
         FlinkRest rest = new FlinkRest(args[1]);
-        List<String> running =
-                rest.jobStates().entrySet().stream()
-                        .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
-                        .map(Map.Entry::getKey)
-                        .toList();
+        List<String> running = rest.unfinishedJobs();
         for (String id : running) {
             rest.cancel(id);
         }

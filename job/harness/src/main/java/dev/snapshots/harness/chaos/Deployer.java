@@ -396,11 +396,7 @@ final class Deployer {
                 o.old(), o.successor(), new PrintStream(OutputStream.nullOutputStream()));
         String said = o.takeover().get(5, TimeUnit.MINUTES);
         long recovered = awaitRecovery(at);
-        List<String> running =
-                rest.jobStates().entrySet().stream()
-                        .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
-                        .map(Map.Entry::getKey)
-                        .toList();
+        List<String> running = rest.unfinishedJobs();
         if (!running.equals(List.of(jobId))) {
             report.violation(
                     "after the JobManager overlap "
@@ -503,11 +499,7 @@ final class Deployer {
         long deadline = System.nanoTime() + RECOVERY_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
             try {
-                List<String> running =
-                        rest.jobStates().entrySet().stream()
-                                .filter(j -> !FlinkRest.TERMINAL.contains(j.getValue()))
-                                .map(Map.Entry::getKey)
-                                .toList();
+                List<String> running = rest.unfinishedJobs();
                 boolean ready = !running.isEmpty();
                 for (String id : running) {
                     ready &= rest.allTasksRunning(id) && rest.latestCheckpointMillis(id) > since;

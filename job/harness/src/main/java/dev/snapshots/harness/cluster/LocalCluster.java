@@ -264,16 +264,19 @@ public final class LocalCluster {
                         "s3proxy.authorization=none",
                         "jclouds.provider=filesystem-nio2",
                         "jclouds.filesystem.basedir=" + dir.resolve("s3")));
-        start(
-                "s3proxy",
-                List.of(
-                        java(),
-                        "-Xmx256m",
-                        "-jar",
-                        dist.resolve("lib/s3proxy.jar").toString(),
-                        "--properties",
-                        dir.resolve("conf/s3proxy.properties").toString()));
-        await("S3Proxy", s3 + "/", Duration.ofSeconds(60));
+        long pid =
+                start(
+                        "s3proxy",
+                        List.of(
+                                java(),
+                                "-Xmx256m",
+                                "-jar",
+                                dist.resolve("lib/s3proxy.jar").toString(),
+                                "--properties",
+                                dir.resolve("conf/s3proxy.properties").toString()));
+        if (!answers("S3Proxy", s3 + "/", Duration.ofSeconds(60), pid)) {
+            throw new IOException("S3Proxy exited at start; see logs/s3proxy.out");
+        }
         HttpResponse<String> bucket =
                 HttpClient.newBuilder()
                         .version(HttpClient.Version.HTTP_1_1)
@@ -327,18 +330,8 @@ public final class LocalCluster {
                                             "rest.port=" + restPort,
                                             "-D",
                                             "state.checkpoints.dir=" + CHECKPOINTS + "/jm-" + n)));
-            String url = jobManagerRest(name) + "/overview";
-            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                try {
-                    get(url);
-                    return name;
-                } catch (IOException e) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IOException(name + " did not answer at " + url + " in 90 s", e);
-                    }
-                    Thread.sleep(200);
-                }
+            if (answers(name, jobManagerRest(name) + "/overview", Duration.ofSeconds(90), pid)) {
+                return name;
             }
             if (attempt == 3) {
                 throw new IOException(name + " exited at start 3 times; see logs/" + name + ".log");
@@ -712,17 +705,26 @@ public final class LocalCluster {
                         + dir.resolve("logs"));
     }
 
-    private static void await(String what, String url, Duration timeout) throws Exception {
+    /**
+     * Whether process {@code pid} answers at {@code url} within {@code timeout}: false once it has
+     * exited without answering, an IOException if it still runs but has not answered.
+     */
+    private static boolean answers(String what, String url, Duration timeout, long pid)
+            throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
+        while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
             try {
                 get(url);
-                return;
+                return true;
             } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException(
+                            what + " did not answer at " + url + " within " + timeout);
+                }
                 Thread.sleep(200);
             }
         }
-        throw new IOException(what + " did not answer at " + url + " within " + timeout);
+        return false;
     }
 
     private static String get(String url) throws IOException {
