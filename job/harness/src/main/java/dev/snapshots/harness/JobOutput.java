@@ -10,7 +10,6 @@ import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
-import dev.snapshots.sink.Buckets;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.time.Instant;
@@ -21,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.ToIntFunction;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.annotation.Internal;
 
@@ -49,19 +49,27 @@ public final class JobOutput {
                 Sources.generatorFunction(config),
                 Sources.generatorCount(config),
                 config.windowLength().toMillis(),
-                config.buckets());
+                config::bucketOf);
     }
 
+    /**
+     * @param bucketOf the bucket of a device's rows ({@link JobConfig#bucketOf}): which rows share
+     *     a part is the job's choice, not the reference's
+     */
     public static JobOutput expected(
-            TelemetryGenerator generator, long records, long windowMillis, int buckets) {
-        return expected(List.of(new Lane(generator, 0, records)), windowMillis, buckets);
+            TelemetryGenerator generator,
+            long records,
+            long windowMillis,
+            ToIntFunction<String> bucketOf) {
+        return expected(List.of(new Lane(generator, 0, records)), windowMillis, bucketOf);
     }
 
     /**
      * The reference of several streams read together, e.g. one per Kinesis shard: each record's
      * truth is its own stream's.
      */
-    public static JobOutput expected(List<Lane> lanes, long windowMillis, int buckets) {
+    public static JobOutput expected(
+            List<Lane> lanes, long windowMillis, ToIntFunction<String> bucketOf) {
         JobOutput ref = new JobOutput();
         Map<String, long[]> totals =
                 new TreeMap<>(); // window|device -> count, sum, min, max, lastTs, last, bytes,
@@ -113,7 +121,7 @@ public final class JobOutput {
                     String device = k.substring(k.indexOf('|') + 1);
                     ref.parts
                             .computeIfAbsent(
-                                    window + "/" + Buckets.of(device, buckets),
+                                    window + "/" + bucketOf.applyAsInt(device),
                                     p -> new TreeSet<>())
                             .add(
                                     row(

@@ -160,7 +160,7 @@ class KinesisShardsITCase {
         long closing = stream.produceClosing(WINDOWS, START);
 
         Run run = run(stream, 2, 0, null, closing);
-        JobOutput expected = stream.reference(run.config.buckets());
+        JobOutput expected = stream.reference(run.config::bucketOf);
         expected.deadLetterReasons.merge(Rejection.BAD_AGGREGATE.code(), 1L, Long::sum);
         assertPublished(run, expected, closing);
     }
@@ -251,7 +251,7 @@ class KinesisShardsITCase {
                                 new JobOutput.Lane(quiet, 0, 3),
                                 new JobOutput.Lane(quiet, now, now + 3)),
                         minute,
-                        run.config.buckets());
+                        run.config::bucketOf);
         expected.deadLetterReasons.merge(Rejection.LATE.code(), 1L, Long::sum);
         assertPublished(run, expected, closing);
     }
@@ -301,7 +301,7 @@ class KinesisShardsITCase {
 
     private static void assertPublishedEqualsReference(Run run, ShardedStream stream, long closing)
             throws Exception {
-        assertPublished(run, stream.reference(run.config.buckets()), closing);
+        assertPublished(run, stream.reference(run.config::bucketOf), closing);
     }
 
     private static void assertPublished(Run run, JobOutput expected, long closing)

@@ -12,6 +12,7 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToIntFunction;
 import software.amazon.awssdk.core.SdkBytes;
 import software.amazon.awssdk.services.kinesis.KinesisClient;
 import software.amazon.awssdk.services.kinesis.model.PutRecordsRequestEntry;
@@ -214,11 +215,11 @@ final class ShardedStream {
         }
     }
 
-    JobOutput reference(int buckets) {
+    JobOutput reference(ToIntFunction<String> bucketOf) {
         return JobOutput.expected(
                 lanes.stream().map(l -> new JobOutput.Lane(l.generator, 0, l.records)).toList(),
                 windowMillis,
-                buckets);
+                bucketOf);
     }
 
     private void put(List<PutRecordsRequestEntry> entries) {

@@ -6,6 +6,7 @@ import dev.snapshots.job.config.JobOptions;
 import dev.snapshots.job.ingest.Event;
 import dev.snapshots.job.ingest.Ingest;
 import dev.snapshots.job.ingest.Ingested;
+import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Instant;
@@ -30,14 +31,15 @@ import org.slf4j.LoggerFactory;
  * savepoints survive code changes.
  *
  * <pre>
- *  source ─────────► ingest ─► keyBy(device) ─► window (tumbling) ─► aggregate ─► parts ─► snapshots
- *  per split: parse,            ▲ watermarks: each split's own, the minimum over all           (Parquet)
- *  late gate, watermark         │
+ *  source ─────────► ingest ─► keyBy(device) ─► window (tumbling) ─► aggregate ─► snapshots (chained:
+ *  per split: parse,            ▲ watermarks: each split's own, the minimum over all     Parquet, a part per
+ *  late gate, watermark         │                                                        key-group bucket)
  *                   └─ rejected or late ─► parts ─► dead letters (JSON lines, _deadletter/)
  * </pre>
  */
 @Internal
 public final class SnapshotPipeline {
+    private static final Logger LOG = LoggerFactory.getLogger(SnapshotPipeline.class);
     public static final int MAX_PARALLELISM = 128;
 
     /**
@@ -61,11 +63,26 @@ public final class SnapshotPipeline {
     public static void build(
             StreamExecutionEnvironment env, JobConfig config, DataStream<Ingested> judged) {
         Streams streams = streams(config, judged);
-        sink(config, new WindowAggregate.Format(), config.buckets())
-                .build()
-                .assemble(streams.aggregates());
+        writeSnapshots(config, config.buckets(), streams.aggregates());
         // Dead letters are few: one bucket, one JSON-lines object per window of arrival time.
         sink(config, new DeadLetter.Format(), 1).deadLetters().build().assemble(streams.rejected());
+    }
+
+    /**
+     * The snapshot sink over the aggregates: chained to the window with key-group bucketing, behind
+     * an assembling window with the first release's hash bucketing.
+     */
+    public static void writeSnapshots(
+            JobConfig config, int buckets, DataStream<WindowAggregate> aggregates) {
+        CanonicalSnapshotSink<WindowAggregate> snapshots =
+                sink(config, new WindowAggregate.Format(), buckets)
+                        .bucketing(config.bucketing())
+                        .build();
+        if (config.bucketing() == Bucketing.KEY_GROUPS) {
+            snapshots.writeWindows(aggregates);
+        } else {
+            snapshots.assemble(aggregates);
+        }
     }
 
     public static Streams streams(JobConfig config, DataStream<Ingested> judged) {
@@ -76,6 +93,8 @@ public final class SnapshotPipeline {
                         .name("ingest")
                         .uid("ingest")
                         .setParallelism(judged.getParallelism());
+        // Keyed by the rows' own key (WindowAggregate.Format.key): the sink's buckets are whole
+        // key groups of it.
         SingleOutputStreamOperator<WindowAggregate> aggregates =
                 events.keyBy(e -> e.device)
                         .window(TumblingEventTimeWindows.of(config.windowLength()))
@@ -83,6 +102,24 @@ public final class SnapshotPipeline {
                         .aggregate(new Totals(), new CloseWindow())
                         .name("aggregate")
                         .uid("aggregate");
+        int requested = judged.getExecutionEnvironment().getParallelism();
+        if (requested > 0) {
+            int whole =
+                    config.bucketing()
+                            .largestWholeParallelism(config.buckets(), MAX_PARALLELISM, requested);
+            if (whole != requested) {
+                // Only when no --parallelism was given (JobConfig refuses one that splits a
+                // bucket): an embedded run defaults to the machine's cores.
+                LOG.info(
+                        "Aggregating and writing at parallelism {} of {}: {} key-group buckets"
+                                + " stay whole at {}",
+                        whole,
+                        requested,
+                        config.buckets(),
+                        whole);
+                aggregates.setParallelism(whole);
+            }
+        }
         aggregates
                 .getSideOutput(LATE_AT_WINDOW)
                 .process(new CountLateAtWindow())

@@ -1,6 +1,7 @@
 package dev.snapshots.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.source.TelemetryGenerator;
@@ -33,12 +34,20 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * A savepoint taken by an earlier release (the one before the modules were split, with its job and
- * input: the generator flags below) restores in this one, and the job then publishes exactly the
- * parts, keys and fingerprints, that the earlier release published from it. The fixture is written
- * once with {@code -Dgolden.write=true}, by the release it stands for, and never again.
+ * Savepoints taken by earlier releases (with their job and input: the generator flags below)
+ * restore in this one, and the job then publishes exactly the parts, keys and fingerprints, that
+ * the release that took it published from it. Each fixture is written once with {@code
+ * -Dgolden.write=true}, by the release it stands for, and never again:
+ *
+ * <ul>
+ *   <li>{@code generator-before-modules}: the first release, whose job versions keep hash bucketing
+ *       ({@code --bucketing hash}: the assembling window and its state);
+ *   <li>{@code generator-key-groups}: the release that chained the sink to the window.
+ * </ul>
  */
 class SavepointFixtureITCase {
     @RegisterExtension
@@ -49,27 +58,28 @@ class SavepointFixtureITCase {
                             .setNumberSlotsPerTaskManager(4)
                             .build());
 
-    private static final Path FIXTURE =
-            Path.of("src/test/resources/savepoints/generator-before-modules");
+    private static final Path FIXTURES = Path.of("src/test/resources/savepoints");
     private static final ObjectMapper JSON =
             new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     @TempDir Path tmp;
 
-    @Test
-    void aSavepointOfTheEarlierReleaseRestoresAndPublishesWhatThatReleasePublishedFromIt()
-            throws Exception {
-        Path published = FIXTURE.resolve("published-after-restore.json");
+    @ParameterizedTest(name = "{0} --bucketing {1}")
+    @CsvSource({"generator-before-modules, hash", "generator-key-groups, key_groups"})
+    void aSavepointOfAnEarlierReleaseRestoresAndPublishesWhatThatReleasePublishedFromIt(
+            String fixture, String bucketing) throws Exception {
+        Path dir = FIXTURES.resolve(fixture);
+        Path published = dir.resolve("published-after-restore.json");
         if (!Files.exists(published) && Boolean.getBoolean("golden.write")) {
-            writeFixture(published);
+            writeFixture(dir, bucketing);
         }
         Map<String, String> expected =
                 JSON.readValue(published.toFile(), new TypeReference<TreeMap<String, String>>() {});
 
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
         run(
-                config(store, "20000"),
-                FIXTURE.resolve("savepoint").toAbsolutePath().toUri().toString());
+                config(store, "20000", bucketing),
+                dir.resolve("savepoint").toAbsolutePath().toUri().toString());
 
         assertThat(expected)
                 .as("the fixture holds parts published after the restore")
@@ -78,12 +88,31 @@ class SavepointFixtureITCase {
     }
 
     /**
+     * A job version the first release started keeps its hash bucketing: with key groups, the
+     * restore finds the assembling window's rows with no operator to take them, and Flink refuses
+     * it rather than drop them.
+     */
+    @Test
+    void theFirstReleasesSavepointWithKeyGroupBucketingIsRefusedNotDropped() {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        String savepoint =
+                FIXTURES.resolve("generator-before-modules/savepoint")
+                        .toAbsolutePath()
+                        .toUri()
+                        .toString();
+
+        assertThatThrownBy(() -> run(config(store, "20000", "key_groups"), savepoint))
+                .hasStackTraceContaining("Cannot map checkpoint/savepoint state")
+                .hasStackTraceContaining("not available in the new program");
+    }
+
+    /**
      * Runs the job until two windows are complete, stops it with a savepoint, restores that and
      * records what it publishes.
      */
-    private void writeFixture(Path published) throws Exception {
+    private void writeFixture(Path dir, String bucketing) throws Exception {
         StoreSpec first = StoreKind.FILESYSTEM.fresh();
-        JobConfig slow = config(first, "1500");
+        JobConfig slow = config(first, "1500", bucketing);
         JobClient job = start(slow, null);
         long target = TelemetryGenerator.START_MILLIS + 2 * slow.windowLength().toMillis();
         try (ObjectStore s = first.open()) {
@@ -101,7 +130,7 @@ class SavepointFixtureITCase {
                                                 tmp.toUri().toString(),
                                                 SavepointFormatType.CANONICAL)
                                         .get(2, TimeUnit.MINUTES)));
-        Path copy = FIXTURE.resolve("savepoint");
+        Path copy = dir.resolve("savepoint");
         Files.createDirectories(copy);
         try (Stream<Path> files = Files.list(savepoint)) {
             for (Path f : files.toList()) {
@@ -109,11 +138,12 @@ class SavepointFixtureITCase {
             }
         }
         StoreSpec restored = StoreKind.FILESYSTEM.fresh();
-        run(config(restored, "20000"), copy.toAbsolutePath().toUri().toString());
-        JSON.writeValue(published.toFile(), fingerprints(restored));
+        run(config(restored, "20000", bucketing), copy.toAbsolutePath().toUri().toString());
+        JSON.writeValue(
+                dir.resolve("published-after-restore.json").toFile(), fingerprints(restored));
     }
 
-    private static JobConfig config(StoreSpec store, String eventsPerSecond) {
+    private static JobConfig config(StoreSpec store, String eventsPerSecond, String bucketing) {
         return JobConfig.parse(
                 new String[] {
                     "--store",
@@ -133,7 +163,9 @@ class SavepointFixtureITCase {
                     "--checkpoint-interval",
                     "300ms",
                     "--events-per-second",
-                    eventsPerSecond
+                    eventsPerSecond,
+                    "--bucketing",
+                    bucketing
                 });
     }
 

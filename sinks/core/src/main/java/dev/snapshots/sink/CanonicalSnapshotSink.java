@@ -1,30 +1,42 @@
 package dev.snapshots.sink;
 
 import java.io.IOException;
-import java.time.Duration;
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * Publishes each {@link SnapshotPart} as exactly one object at a key derived from the logical work,
- * however many times (restarts, overlapping deployments) the part is computed.
+ * Publishes each part of (window, bucket) as exactly one object at a key derived from the logical
+ * work, however many times (restarts, overlapping deployments) the part is computed.
+ *
+ * <p>Two ways in, by the output's {@link Bucketing}:
  *
  * <pre>
- *  SnapshotPart ──► SnapshotWriter ───committables───► SnapshotCommitter ──► object store
- *  (window,bucket)   encode Parquet, fingerprint;      after the checkpoint:
- *                    stage (upload / temp file)        create-if-absent at the key
- *                    or carry inline;                  412 ► compare fingerprints:
- *                    + one progress mark (watermark)     equal: collapsed; different: divergence evidence
- *                    per checkpoint                    then the mark ► completion pointer (_progress.json,
- *                                                        compare-and-swap, forward only)
+ *  KEY_GROUPS, {@link #writeWindows}: chained to the window, no second shuffle
+ *    keyBy(key) ─► window ─► rows ─► WindowRowsWriter ──committables──► SnapshotCommitter ─► store
+ *                                    gathers a window's rows
+ *                                    per bucket; at the watermark
+ *                                    past its end: one part each
+ *  HASH, {@link #assemble}: any stream
+ *    rows ─► keyBy(bucket) ─► window (list state) ─► SnapshotPart ─► SnapshotWriter ─► SnapshotCommitter
+ *
+ *  SnapshotWriter: sort, encode Parquet,   SnapshotCommitter, after the checkpoint:
+ *  fingerprint; stage (upload / temp file) create-if-absent at the key; 412 ► compare
+ *  or carry inline; + one progress mark    fingerprints: equal: collapsed; different:
+ *  (watermark) per checkpoint              divergence evidence; then the marks ► the
+ *                                          completion pointer (append-only log)
  * </pre>
  *
  * <p>The key never mentions the task, attempt or job id that computed it, so a second execution of
@@ -36,8 +48,8 @@ public final class CanonicalSnapshotSink<T>
     private static final long serialVersionUID = 1L;
 
     /**
-     * The assembling operator's max parallelism when neither the builder nor the environment sets
-     * one: Flink's own floor.
+     * The max parallelism buckets are laid out over when neither the builder nor the environment
+     * sets one: Flink's own floor.
      */
     static final int DEFAULT_MAX_PARALLELISM = 128;
 
@@ -56,32 +68,87 @@ public final class CanonicalSnapshotSink<T>
     }
 
     /**
-     * The whole output, with the builder's settings given once: routes each window's rows to one
-     * part per bucket, keyed so that the buckets spread over the key groups (and over the subtasks
-     * at any parallelism), and writes the parts with this sink. The assembling operator and the
-     * sink get the builder's {@link CanonicalSnapshotSinkBuilder#uids uids}.
+     * Writes a window's rows where the window emits them, for {@link Bucketing#KEY_GROUPS}: the
+     * sink runs chained to the window, at its parallelism and max parallelism, and closes each
+     * (window, bucket) part when the watermark passes the window's end.
+     *
+     * @param windowResults the output of an event-time window keyed by {@link
+     *     dev.snapshots.format.RowFormat#key}, each row with its window's timestamp (as a window
+     *     function emits them), not re-partitioned since
+     * @throws IllegalArgumentException if the bucketing is not key groups, B does not divide the
+     *     max parallelism, the parallelism would split a bucket between subtasks, or checkpoints
+     *     could fall between a window's rows and its watermark (unaligned checkpoints with
+     *     interruptible timers or without chaining)
+     */
+    public DataStreamSink<T> writeWindows(DataStream<T> windowResults) {
+        if (config.bucketing() != Bucketing.KEY_GROUPS) {
+            throw new IllegalArgumentException(
+                    config.bucketing()
+                            + " bucketing gathers a bucket's rows from every subtask: use assemble");
+        }
+        int maxParallelism = maxParallelism(windowResults);
+        int streamMax = windowResults.getTransformation().getMaxParallelism();
+        if (streamMax > 0 && streamMax != maxParallelism) {
+            throw new IllegalArgumentException(
+                    "the window's max parallelism is "
+                            + streamMax
+                            + " but the sink lays buckets out over "
+                            + maxParallelism
+                            + ": set the same on both");
+        }
+        Bucketing.KEY_GROUPS.requireWholeKeyGroups(config.bucketCount(), maxParallelism);
+        int parallelism = windowResults.getParallelism();
+        if (parallelism > 0) {
+            Bucketing.KEY_GROUPS.requireWholeBuckets(
+                    config.bucketCount(), maxParallelism, parallelism);
+        }
+        StreamExecutionEnvironment env = windowResults.getExecutionEnvironment();
+        if (env.getCheckpointConfig().isUnalignedCheckpointsEnabled()
+                && (env.getCheckpointConfig().isUnalignedCheckpointsInterruptibleTimersEnabled()
+                        || !env.isChainingEnabled())) {
+            throw new IllegalArgumentException(
+                    "unaligned checkpoints with interruptible timers ("
+                            + CheckpointingOptions.ENABLE_UNALIGNED_INTERRUPTIBLE_TIMERS.key()
+                            + ") or without operator chaining let a checkpoint fall between a"
+                            + " window's rows and the watermark that closes its parts, and the"
+                            + " writer keeps no open rows in state: turn either off");
+        }
+        DataStreamSink<T> sink =
+                windowResults
+                        .sinkTo(new WindowRowsSink<>(config.withMaxParallelism(maxParallelism)))
+                        .name(config.sinkUid())
+                        .uid(config.sinkUid());
+        if (parallelism > 0) {
+            sink.setParallelism(parallelism);
+        }
+        sink.getTransformation().setMaxParallelism(maxParallelism);
+        return sink;
+    }
+
+    /**
+     * The whole output of any stream, with the builder's settings given once: routes each window's
+     * rows to one part per bucket through a keyed window of its own, keyed so that the buckets
+     * spread over the key groups (and over the subtasks at any parallelism), and writes the parts
+     * with this sink. The assembling operator and the sink get the builder's {@link
+     * CanonicalSnapshotSinkBuilder#uids uids}.
      *
      * @param windowResults rows of closed windows, each with its window's timestamp, as a window
      *     function emits them
      */
     public DataStreamSink<SnapshotPart<T>> assemble(DataStream<T> windowResults) {
-        int maxParallelism =
-                config.maxParallelism() > 0
-                        ? config.maxParallelism()
-                        : windowResults.getExecutionEnvironment().getMaxParallelism() > 0
-                                ? windowResults.getExecutionEnvironment().getMaxParallelism()
-                                : DEFAULT_MAX_PARALLELISM;
-        return PartAssembler.assemble(
-                        windowResults,
-                        config.rowFormat(),
-                        windowResults.getType(),
-                        Duration.ofMillis(config.windowLengthMillis()),
-                        config.bucketCount(),
-                        maxParallelism,
-                        config.assemblyUid())
-                .sinkTo(this)
+        SnapshotSinkConfig<T> laidOut = config.withMaxParallelism(maxParallelism(windowResults));
+        return PartAssembler.assemble(windowResults, laidOut, windowResults.getType())
+                .sinkTo(new CanonicalSnapshotSink<>(laidOut))
                 .name(config.sinkUid())
                 .uid(config.sinkUid());
+    }
+
+    private int maxParallelism(DataStream<T> windowResults) {
+        if (config.maxParallelism() > 0) {
+            return config.maxParallelism();
+        }
+        int environment = windowResults.getExecutionEnvironment().getMaxParallelism();
+        return environment > 0 ? environment : DEFAULT_MAX_PARALLELISM;
     }
 
     @Override
@@ -105,5 +172,75 @@ public final class CanonicalSnapshotSink<T>
     @Override
     public SimpleVersionedSerializer<SnapshotCommittable> getCommittableSerializer() {
         return new SnapshotCommittableSerializer();
+    }
+
+    /**
+     * The sink of {@link #writeWindows}: rows in, the same committables and committer. The writer
+     * runs in the window's task; the committer does not: a commit waits on the store (seconds, in
+     * an outage), and chained to the writer it would stall the window with it.
+     */
+    static final class WindowRowsSink<T>
+            implements Sink<T>,
+                    SupportsCommitter<SnapshotCommittable>,
+                    SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable> {
+        private static final long serialVersionUID = 1L;
+        private final CanonicalSnapshotSink<T> parts;
+
+        WindowRowsSink(SnapshotSinkConfig<T> config) {
+            this.parts = new CanonicalSnapshotSink<>(config);
+        }
+
+        @Override
+        public SinkWriter<T> createWriter(WriterInitContext context) throws IOException {
+            return new WindowRowsWriter<>(
+                    parts.config, new SnapshotWriter<>(parts.config, context), context);
+        }
+
+        @Override
+        @Deprecated
+        public SinkWriter<T> createWriter(InitContext context) {
+            throw new UnsupportedOperationException(
+                    "this sink needs a WriterInitContext (Flink 1.19 or later)");
+        }
+
+        @Override
+        public Committer<SnapshotCommittable> createCommitter(CommitterInitContext context) {
+            return parts.createCommitter(context);
+        }
+
+        @Override
+        public SimpleVersionedSerializer<SnapshotCommittable> getCommittableSerializer() {
+            return parts.getCommittableSerializer();
+        }
+
+        @Override
+        public SimpleVersionedSerializer<SnapshotCommittable> getWriteResultSerializer() {
+            return parts.getCommittableSerializer();
+        }
+
+        /** Committables move unchanged, subtask to subtask, to a task of the committer's own. */
+        @Override
+        public DataStream<CommittableMessage<SnapshotCommittable>> addPreCommitTopology(
+                DataStream<CommittableMessage<SnapshotCommittable>> committables) {
+            String uid = parts.config.sinkUid() + "-to-committer";
+            return committables
+                    .map(new Handoff(), committables.getType())
+                    .name(uid)
+                    .uid(uid)
+                    .startNewChain();
+        }
+    }
+
+    static final class Handoff
+            implements MapFunction<
+                    CommittableMessage<SnapshotCommittable>,
+                    CommittableMessage<SnapshotCommittable>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public CommittableMessage<SnapshotCommittable> map(
+                CommittableMessage<SnapshotCommittable> message) {
+            return message;
+        }
     }
 }

@@ -36,6 +36,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     private Integer jobVersion;
     private int schemaVersion = DEFAULT_SCHEMA_VERSION;
     private Integer bucketCount;
+    private Bucketing bucketing = Bucketing.KEY_GROUPS;
     private Duration windowLength = DEFAULT_WINDOW_LENGTH;
     private String pinnedInputs = "";
     private StoreSpec store;
@@ -71,6 +72,16 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     /** B: fixed per job version, independent of parallelism. */
     public CanonicalSnapshotSinkBuilder<T> bucketCount(int bucketCount) {
         this.bucketCount = bucketCount;
+        return this;
+    }
+
+    /**
+     * Which rows share a part; {@link Bucketing#KEY_GROUPS} by default. Fixed per job version: a
+     * job version started with {@link Bucketing#HASH} (every version the first release wrote) keeps
+     * it.
+     */
+    public CanonicalSnapshotSinkBuilder<T> bucketing(Bucketing bucketing) {
+        this.bucketing = bucketing;
         return this;
     }
 
@@ -113,8 +124,10 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     }
 
     /**
-     * The max parallelism of the operator that assembles parts; by default the environment's, or
-     * 128 when it sets none. More buckets than this is fine: buckets then share key groups.
+     * The max parallelism whose key groups the buckets are laid out over: with {@link
+     * Bucketing#KEY_GROUPS} the window's, which B must divide; with {@link Bucketing#HASH} the
+     * assembling operator's, which B may exceed (buckets then share key groups). By default the
+     * environment's, or 128 when it sets none. Like B, fixed per job version.
      */
     public CanonicalSnapshotSinkBuilder<T> maxParallelism(int maxParallelism) {
         this.maxParallelism = maxParallelism;
@@ -169,6 +182,10 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                     "max parallelism must be >= 1 (or 0: the environment's), got "
                             + maxParallelism);
         }
+        Objects.requireNonNull(bucketing, "bucketing");
+        if (maxParallelism > 0) {
+            bucketing.requireWholeKeyGroups(bucketCount, maxParallelism);
+        }
         boolean snapshots = kind == PartKind.SNAPSHOT;
         SnapshotSinkConfig.Topology topology =
                 new SnapshotSinkConfig.Topology(
@@ -185,6 +202,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         jobVersion,
                         schemaVersion,
                         bucketCount,
+                        bucketing,
                         windowLength.toMillis(),
                         pinnedInputs,
                         store,

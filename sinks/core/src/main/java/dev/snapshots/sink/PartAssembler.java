@@ -1,6 +1,5 @@
 package dev.snapshots.sink;
 
-import dev.snapshots.format.RowFormat;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -20,7 +19,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * Gathers per-window results into one {@link SnapshotPart} per (window, bucket): the stage between
- * a windowed aggregation and the sink's writer, added by {@link CanonicalSnapshotSink#assemble}.
+ * any stream of window results and the sink's writer, added by {@link
+ * CanonicalSnapshotSink#assemble} (dead letters, and outputs with {@link Bucketing#HASH}).
  *
  * <p>Buckets are keyed by a routing key chosen so bucket b lands in key group {@code b *
  * maxParallelism / B}. Keying by the bare bucket id would hash ids 0..B-1 into whatever key groups
@@ -32,26 +32,20 @@ final class PartAssembler {
     private PartAssembler() {}
 
     /**
-     * @param uid the operator's uid and name; distinct per use, since a job may assemble several
-     *     outputs
+     * @param config laid out (its max parallelism resolved); its assembly uid names the operator,
+     *     distinct per use, since a job may assemble several outputs
      * @param windowResults rows of closed windows, each with the timestamp of its window (as a
      *     window function emits them)
      */
     static <T> SingleOutputStreamOperator<SnapshotPart<T>> assemble(
-            DataStream<T> windowResults,
-            RowFormat<T> format,
-            TypeInformation<T> rowType,
-            Duration windowLength,
-            int bucketCount,
-            int maxParallelism,
-            String uid) {
+            DataStream<T> windowResults, SnapshotSinkConfig<T> config, TypeInformation<T> rowType) {
         return windowResults
-                .keyBy(new BucketRouting<>(format, bucketCount, maxParallelism))
-                .window(TumblingEventTimeWindows.of(windowLength))
-                .process(new AssemblePart<>(format, bucketCount), SnapshotPart.typeInfo(rowType))
-                .setMaxParallelism(maxParallelism)
-                .name(uid)
-                .uid(uid);
+                .keyBy(new BucketRouting<>(config))
+                .window(TumblingEventTimeWindows.of(Duration.ofMillis(config.windowLengthMillis())))
+                .process(new AssemblePart<>(config), SnapshotPart.typeInfo(rowType))
+                .setMaxParallelism(config.maxParallelism())
+                .name(config.assemblyUid())
+                .uid(config.assemblyUid());
     }
 
     /**
@@ -84,31 +78,27 @@ final class PartAssembler {
 
     static final class BucketRouting<T> implements KeySelector<T, Integer> {
         private static final long serialVersionUID = 1L;
-        private final RowFormat<T> format;
-        private final int bucketCount;
+        private final SnapshotSinkConfig<T> config;
         private final int[] routingKeys;
 
-        BucketRouting(RowFormat<T> format, int bucketCount, int maxParallelism) {
-            this.format = format;
-            this.bucketCount = bucketCount;
-            this.routingKeys = routingKeys(bucketCount, maxParallelism);
+        BucketRouting(SnapshotSinkConfig<T> config) {
+            this.config = config;
+            this.routingKeys = routingKeys(config.bucketCount(), config.maxParallelism());
         }
 
         @Override
         public Integer getKey(T row) {
-            return routingKeys[Buckets.of(format.key(row), bucketCount)];
+            return routingKeys[config.bucketOf(config.rowFormat().key(row))];
         }
     }
 
     static final class AssemblePart<T>
             extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
         private static final long serialVersionUID = 1L;
-        private final RowFormat<T> format;
-        private final int bucketCount;
+        private final SnapshotSinkConfig<T> config;
 
-        AssemblePart(RowFormat<T> format, int bucketCount) {
-            this.format = format;
-            this.bucketCount = bucketCount;
+        AssemblePart(SnapshotSinkConfig<T> config) {
+            this.config = config;
         }
 
         @Override
@@ -116,7 +106,7 @@ final class PartAssembler {
                 Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
             List<T> all = new ArrayList<>();
             rows.forEach(all::add);
-            int bucket = Buckets.of(format.key(all.get(0)), bucketCount);
+            int bucket = config.bucketOf(config.rowFormat().key(all.get(0)));
             out.collect(new SnapshotPart<>(ctx.window().getStart(), bucket, all));
         }
     }

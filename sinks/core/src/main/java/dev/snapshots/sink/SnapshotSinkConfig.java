@@ -19,6 +19,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final int jobVersion;
     private final int schemaVersion;
     private final int bucketCount;
+    private final Bucketing bucketing;
     private final long windowLengthMillis;
     private final String pinnedInputs;
     private final StoreSpec store;
@@ -31,9 +32,9 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final Topology topology;
 
     /**
-     * How {@link CanonicalSnapshotSink#assemble} lays the output out: the assembling operator's max
-     * parallelism (0: the environment's, or 128) and the uids of the assembling operator and the
-     * sink, which savepoints know them by.
+     * How the output is laid out: the max parallelism of the operator whose key groups the buckets
+     * are drawn from (0 until {@link CanonicalSnapshotSink} resolves it: the environment's, or 128)
+     * and the uids of the assembling operator and the sink, which savepoints know them by.
      */
     record Topology(int maxParallelism, String assemblyUid, String sinkUid)
             implements Serializable {}
@@ -43,6 +44,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             int jobVersion,
             int schemaVersion,
             int bucketCount,
+            Bucketing bucketing,
             long windowLengthMillis,
             String pinnedInputs,
             StoreSpec store,
@@ -57,6 +59,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
         this.bucketCount = bucketCount;
+        this.bucketing = bucketing;
         this.windowLengthMillis = windowLengthMillis;
         this.pinnedInputs = pinnedInputs;
         this.store = store;
@@ -71,6 +74,35 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     int maxParallelism() {
         return topology.maxParallelism();
+    }
+
+    /** This config with the max parallelism the buckets are laid out over. */
+    SnapshotSinkConfig<T> withMaxParallelism(int maxParallelism) {
+        return new SnapshotSinkConfig<>(
+                pipeline,
+                jobVersion,
+                schemaVersion,
+                bucketCount,
+                bucketing,
+                windowLengthMillis,
+                pinnedInputs,
+                store,
+                rowFormat,
+                inlineThresholdBytes,
+                publishConcurrency,
+                backoff,
+                kind,
+                runId,
+                new Topology(maxParallelism, topology.assemblyUid(), topology.sinkUid()));
+    }
+
+    /** The bucket of a row's key, by this output's {@link Bucketing}. */
+    public int bucketOf(String key) {
+        if (topology.maxParallelism() <= 0) {
+            throw new IllegalStateException(
+                    "buckets are laid out once the max parallelism is known");
+        }
+        return bucketing.bucketOf(key, bucketCount, topology.maxParallelism());
     }
 
     String assemblyUid() {
@@ -108,6 +140,10 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     public int bucketCount() {
         return bucketCount;
+    }
+
+    public Bucketing bucketing() {
+        return bucketing;
     }
 
     public long windowLengthMillis() {

@@ -290,15 +290,16 @@ class SnapshotSinkITCase {
     }
 
     /**
-     * Buckets sharing a key group each keep their own routing key, so their rows never meet in one
-     * part.
+     * With the first release's hash bucketing, behind the assembling window: buckets sharing a key
+     * group each keep their own routing key, so their rows never meet in one part.
      */
     @Test
-    void moreBucketsThanMaxParallelismPublishOnePartPerBucket() throws Exception {
+    void hashBucketsBeyondMaxParallelismPublishOnePartPerBucket() throws Exception {
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
         SnapshotTestJob job =
                 SnapshotTestJob.over(READINGS)
                         .store(store)
+                        .bucketing(Bucketing.HASH)
                         .bucketCount(13)
                         .maxParallelism(4)
                         .parallelism(3);
@@ -306,9 +307,10 @@ class SnapshotSinkITCase {
         JobID id = job.run();
 
         figures(
-                "13 buckets, max parallelism 4",
+                "hash bucketing, 13 buckets, max parallelism 4",
                 StoreKind.FILESYSTEM,
-                assertPublishedExactlyOnce(store, READINGS, 13, 1),
+                assertPublishedExactlyOnce(
+                        store, READINGS, READINGS.reference(key -> Buckets.of(key, 13)), 1),
                 id);
     }
 
@@ -494,7 +496,15 @@ class SnapshotSinkITCase {
      */
     static StoreContents assertPublishedExactlyOnce(
             StoreSpec spec, Readings readings, int buckets, int jobVersion) throws Exception {
-        Map<PartRef, Set<KeyTotal>> reference = readings.reference(buckets);
+        return assertPublishedExactlyOnce(spec, readings, readings.reference(buckets), jobVersion);
+    }
+
+    static StoreContents assertPublishedExactlyOnce(
+            StoreSpec spec,
+            Readings readings,
+            Map<PartRef, Set<KeyTotal>> reference,
+            int jobVersion)
+            throws Exception {
         try (ObjectStore store = spec.open()) {
             StoreContents contents =
                     StoreContents.read(store, SnapshotTestJob.PIPELINE, jobVersion);
@@ -573,7 +583,7 @@ class SnapshotSinkITCase {
                 watch.observations());
     }
 
-    private static void awaitParts(StoreSpec spec, int parts) throws Exception {
+    static void awaitParts(StoreSpec spec, int parts) throws Exception {
         try (ObjectStore store = spec.open()) {
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
             while (System.nanoTime() < deadline) {

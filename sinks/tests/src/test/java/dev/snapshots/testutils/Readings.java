@@ -1,6 +1,5 @@
 package dev.snapshots.testutils;
 
-import dev.snapshots.sink.Buckets;
 import java.io.Serializable;
 import java.time.Instant;
 import java.util.HashMap;
@@ -9,7 +8,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.ToIntFunction;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 
 /**
  * A deterministic, bounded stream of readings spanning a number of windows, and the reference
@@ -82,15 +83,31 @@ public final class Readings implements GeneratorFunction<Long, Reading>, Seriali
         return new Reading(key, ts, value);
     }
 
-    /** Per (window, bucket): the rows a correct pipeline publishes, computed without Flink. */
+    /**
+     * Per (window, bucket): the rows a correct pipeline publishes, computed without Flink, with
+     * key-group bucketing over the test job's max parallelism (128): a bucket is B's share of the
+     * key groups, each key in the group its hash code falls in.
+     */
     public Map<PartRef, Set<KeyTotal>> reference(int bucketCount) {
+        return reference(keyGroupBuckets(bucketCount, 128));
+    }
+
+    /** Bucket b holds key groups [b x maxParallelism / B, (b + 1) x maxParallelism / B). */
+    public static ToIntFunction<String> keyGroupBuckets(int bucketCount, int maxParallelism) {
+        return key ->
+                KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism)
+                        / (maxParallelism / bucketCount);
+    }
+
+    /** As {@link #reference(int)}, with the given bucket of each key. */
+    public Map<PartRef, Set<KeyTotal>> reference(ToIntFunction<String> bucketOf) {
         Map<PartRef, Map<String, KeyTotal>> totals = new TreeMap<>();
         for (long i = 0; i < count(); i++) {
             Reading r = map(i);
             long windowStart = r.timestampMillis - Math.floorMod(r.timestampMillis, windowMillis);
             KeyTotal t =
                     totals.computeIfAbsent(
-                                    new PartRef(windowStart, Buckets.of(r.key, bucketCount)),
+                                    new PartRef(windowStart, bucketOf.applyAsInt(r.key)),
                                     p -> new HashMap<>())
                             .computeIfAbsent(r.key, k -> new KeyTotal(k, windowStart, 0, 0));
             t.count++;

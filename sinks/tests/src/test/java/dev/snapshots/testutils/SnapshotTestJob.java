@@ -1,6 +1,7 @@
 package dev.snapshots.testutils;
 
 import dev.snapshots.sink.Backoff;
+import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
@@ -28,8 +29,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * A small fluent fixture for the pipeline the sink is built for: readings, event-time windows,
- * totals per key, parts per (window, bucket), the snapshot sink. Tests vary the store, the identity
- * and the faults; the pipeline stays the same.
+ * totals per key, the snapshot sink (chained to the window, or behind the assembling window). Tests
+ * vary the store, the identity and the faults; the pipeline stays the same.
  */
 public final class SnapshotTestJob {
     public static final String PIPELINE = "readings";
@@ -41,6 +42,7 @@ public final class SnapshotTestJob {
     private StoreSpec store;
     private int jobVersion = 1;
     private int bucketCount = 4;
+    private Bucketing bucketing = Bucketing.KEY_GROUPS;
     private int parallelism = 2;
     private int maxParallelism = MAX_PARALLELISM;
     private int eventsPerSecond = 1_000;
@@ -69,6 +71,12 @@ public final class SnapshotTestJob {
 
     public SnapshotTestJob bucketCount(int bucketCount) {
         this.bucketCount = bucketCount;
+        return this;
+    }
+
+    /** Key groups: the sink chained to the window; hash: behind the assembling window. */
+    public SnapshotTestJob bucketing(Bucketing bucketing) {
+        this.bucketing = bucketing;
         return this;
     }
 
@@ -163,13 +171,18 @@ public final class SnapshotTestJob {
                         .pipeline(PIPELINE)
                         .jobVersion(jobVersion)
                         .bucketCount(bucketCount)
+                        .bucketing(bucketing)
                         .windowLength(Duration.ofMillis(readings.windowMillis()))
                         .store(store)
                         .rowFormat(new KeyTotal.Format())
                         .inlineThresholdBytes(inlineThresholdBytes)
                         .retries(backoff)
                         .build();
-        sink.assemble(totals);
+        if (bucketing == Bucketing.KEY_GROUPS) {
+            sink.writeWindows(totals);
+        } else {
+            sink.assemble(totals);
+        }
         return env.executeAsync("snapshot-test v" + jobVersion);
     }
 

@@ -77,7 +77,7 @@ final class Verifier {
                         Sources.generatorFunction(config),
                         Sources.generatorCount(config),
                         ChaosPlan.WINDOW_MILLIS,
-                        config.buckets());
+                        config::bucketOf);
         JobOutput published = JobOutput.published(store, 1, closingWindow);
         List<String> found = Chaos.violations(store, expected, published);
         found.forEach(report::violation);

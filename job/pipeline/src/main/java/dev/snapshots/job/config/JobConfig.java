@@ -2,7 +2,9 @@ package dev.snapshots.job.config;
 
 import static dev.snapshots.job.config.JobOptions.*;
 
+import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.sink.Bucketing;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
 import java.time.Duration;
@@ -103,8 +105,22 @@ public final class JobConfig implements Serializable {
         atLeast(SCHEMA_VERSION, 0);
         named(BUCKETS, () -> WorkIdentity.requireBuckets(0, buckets()));
         named(WINDOW, () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
+        named(
+                BUCKETS,
+                () ->
+                        bucketing()
+                                .requireWholeKeyGroups(
+                                        buckets(), SnapshotPipeline.MAX_PARALLELISM));
         if (values.contains(PARALLELISM)) {
             atLeast(PARALLELISM, 1);
+            named(
+                    PARALLELISM,
+                    () ->
+                            bucketing()
+                                    .requireWholeBuckets(
+                                            buckets(),
+                                            SnapshotPipeline.MAX_PARALLELISM,
+                                            get(PARALLELISM)));
         }
         atLeast(PUBLISH_CONCURRENCY, 1);
         atLeast(INLINE_THRESHOLD, 0);
@@ -199,6 +215,15 @@ public final class JobConfig implements Serializable {
 
     public int buckets() {
         return get(BUCKETS);
+    }
+
+    public Bucketing bucketing() {
+        return get(BUCKETING);
+    }
+
+    /** The bucket of a device's rows in this job's snapshots. */
+    public int bucketOf(String device) {
+        return bucketing().bucketOf(device, buckets(), SnapshotPipeline.MAX_PARALLELISM);
     }
 
     public Duration windowLength() {

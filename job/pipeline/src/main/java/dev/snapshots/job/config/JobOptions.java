@@ -3,6 +3,7 @@ package dev.snapshots.job.config;
 import static org.apache.flink.configuration.ConfigOptions.key;
 
 import dev.snapshots.job.source.TelemetryGenerator;
+import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,7 +40,18 @@ public final class JobOptions {
             key("snapshots.buckets")
                     .intType()
                     .defaultValue(4)
-                    .withDescription("bucket count B, fixed per job version");
+                    .withDescription(
+                            "bucket count B, fixed per job version; with key-group bucketing it"
+                                    + " divides 128 and the parallelism keeps buckets whole (1, 2"
+                                    + " or 4 subtasks for B = 4)");
+    public static final ConfigOption<Bucketing> BUCKETING =
+            key("snapshots.bucketing")
+                    .enumType(Bucketing.class)
+                    .defaultValue(Bucketing.KEY_GROUPS)
+                    .withDescription(
+                            "which rows share a part, fixed per job version: key_groups (parts"
+                                    + " written where the window emits them) or hash (the first"
+                                    + " release's: keep it for job versions it started)");
     public static final ConfigOption<Duration> WINDOW =
             key("snapshots.window")
                     .durationType()
@@ -194,6 +206,7 @@ public final class JobOptions {
                     JOB_VERSION,
                     SCHEMA_VERSION,
                     BUCKETS,
+                    BUCKETING,
                     WINDOW,
                     OUT_OF_ORDERNESS,
                     IDLENESS,
