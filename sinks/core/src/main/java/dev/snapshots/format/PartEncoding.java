@@ -203,15 +203,17 @@ public final class PartEncoding {
 
     /** The fingerprint's hash, fed one row at a time. */
     private static final class Fingerprint {
+        /** Bytes gathered before they are hashed: one digest call per row cost more than it. */
+        private static final int CHUNK = 1 << 16;
+
+        private static final byte[] LENGTH_SLOT = new byte[4];
+
         private final MessageDigest sha = sha256();
         private final GenericDatumWriter<GenericRecord> writer;
 
-        /**
-         * One row's encoding, hashed in place: a part has thousands of rows, each would be copied.
-         */
-        private final RowBuffer row = new RowBuffer();
+        /** Each row's length and encoding, in turn, until a chunk is full. */
+        private final RowBuffer rows = new RowBuffer();
 
-        private final ByteBuffer length = ByteBuffer.allocate(4);
         private BinaryEncoder encoder;
 
         Fingerprint(Schema schema, int schemaVersion) {
@@ -225,19 +227,28 @@ public final class PartEncoding {
         }
 
         void add(GenericRecord r) {
-            row.reset();
-            encoder = EncoderFactory.get().directBinaryEncoder(row, encoder);
+            int start = rows.size();
+            rows.write(LENGTH_SLOT, 0, 4);
+            encoder = EncoderFactory.get().directBinaryEncoder(rows, encoder);
             try {
                 writer.write(r, encoder);
             } catch (IOException e) {
                 throw new IllegalArgumentException("row does not match the part schema: " + r, e);
             }
-            sha.update(length.putInt(0, row.size()).array());
-            sha.update(row.contents(), 0, row.size());
+            ByteBuffer.wrap(rows.contents(), start, 4).putInt(rows.size() - start - 4);
+            if (rows.size() >= CHUNK) {
+                hashRows();
+            }
         }
 
         String hex() {
+            hashRows();
             return HexFormat.of().formatHex(sha.digest());
+        }
+
+        private void hashRows() {
+            sha.update(rows.contents(), 0, rows.size());
+            rows.reset();
         }
     }
 
