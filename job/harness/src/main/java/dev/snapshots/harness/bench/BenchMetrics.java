@@ -1,8 +1,10 @@
 package dev.snapshots.harness.bench;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
@@ -15,16 +17,22 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 
 /**
  * Keeps what the benchmark reads of a run's metrics in this JVM: the committer's commit-time
- * histogram, the records each subtask of the part-assembling operator received and the job's last
- * checkpoint size. Metrics are unregistered when the job ends, so their last values are taken then.
+ * histogram, the rows each subtask of the sink's writer received and the job's last checkpoint
+ * size. Metrics are unregistered when the job ends, so their last values are taken then.
  */
 @Internal
 public final class BenchMetrics implements MetricReporter {
     /** Every commit duration (ms) of the snapshot committers, per subtask, taken at the end. */
     static final Map<String, long[]> COMMITS = new ConcurrentHashMap<>();
 
-    /** Records into the part-assembling operator, per subtask index. */
-    static final Map<String, Long> ASSEMBLED = new ConcurrentHashMap<>();
+    /** Rows into the sink's writer, per subtask index: every sink gets the same rows. */
+    static final Map<String, Long> WRITTEN = new ConcurrentHashMap<>();
+
+    /**
+     * Events the window operator found late although their source did not: a benchmark that drops
+     * its input measures nothing, so the report shows it.
+     */
+    static final AtomicLong LATE_AT_WINDOW = new AtomicLong();
 
     /** The job's size of its last checkpoint (bytes), read while the run goes. */
     static volatile Gauge<?> lastCheckpointSize;
@@ -57,8 +65,11 @@ public final class BenchMetrics implements MetricReporter {
             lastCheckpointSize = g;
         } else if (name.equals("numRecordsIn")
                 && metric instanceof Counter
-                && v.getOrDefault("<operator_name>", "").startsWith("snapshot-parts")) {
-            live.put(metric, "assembled/" + subtask);
+                && List.of("snapshots: Writer", "filesink: Writer", "discarding: Writer")
+                        .contains(v.getOrDefault("<operator_name>", ""))) {
+            live.put(metric, "written/" + subtask);
+        } else if (name.equals("lateAtWindow") && metric instanceof Counter) {
+            live.put(metric, "late/" + subtask);
         }
     }
 
@@ -70,9 +81,11 @@ public final class BenchMetrics implements MetricReporter {
         }
         if (metric instanceof Histogram h) {
             COMMITS.put(key, h.getStatistics().getValues());
+        } else if (key.startsWith("late/")) {
+            LATE_AT_WINDOW.addAndGet(((Counter) metric).getCount());
         } else {
-            ASSEMBLED.merge(
-                    key.substring("assembled/".length()), ((Counter) metric).getCount(), Long::sum);
+            WRITTEN.merge(
+                    key.substring("written/".length()), ((Counter) metric).getCount(), Long::sum);
         }
     }
 }

@@ -11,7 +11,8 @@ import java.util.Set;
 /**
  * What a benchmark measures: its flags, checked, and every run in the order they go: rounds of
  * discarding, FileSink, ours (so machine drift hits all three alike), then per key count of the
- * scaling table the discarding sink, FileSink and ours per bucket count, then the catch-ups.
+ * scaling table as many rounds of the discarding sink, FileSink and ours per bucket count, then the
+ * catch-ups.
  */
 final class BenchPlan {
     private static final String[][] FLAGS = {
@@ -21,7 +22,8 @@ final class BenchPlan {
         {"store", "file"},
         {"runs", "3"},
         {"scale-keys", "10000,100000,1000000"},
-        {"scale-buckets", "1,4,16"},
+        // B = 1 would put every key group in one bucket: at parallelism 2 that splits it.
+        {"scale-buckets", "4"},
         {"scale-events", "8000000"},
         {"heap", "3g"},
         {"gc", "g1"},
@@ -119,37 +121,33 @@ final class BenchPlan {
             for (String k : flags.get("scale-keys").split(",")) {
                 int keys = Integer.parseInt(k.trim());
                 long events = Math.max(Long.parseLong(flags.get("scale-events")), 8L * keys);
-                String label = "scaling " + keys + " keys";
-                runs.add(
-                        new Run(
-                                Section.SCALING,
-                                BenchRun.Sink.DISCARDING,
-                                events,
-                                keys,
-                                1,
-                                label,
-                                null));
-                // FileSink has no buckets: one run per key count says how much of our cost is
-                // writing Parquet at all.
-                runs.add(
-                        new Run(
-                                Section.SCALING,
-                                BenchRun.Sink.FILESINK,
-                                events,
-                                keys,
-                                1,
-                                label,
-                                null));
-                for (String b : flags.get("scale-buckets").split(",")) {
-                    runs.add(
-                            new Run(
-                                    Section.SCALING,
-                                    BenchRun.Sink.OURS,
-                                    events,
-                                    keys,
-                                    Integer.parseInt(b.trim()),
-                                    label,
-                                    null));
+                for (int r = 1; r <= rounds(); r++) {
+                    String label = String.format("scaling %d keys, round %d/%d", keys, r, rounds());
+                    // FileSink has no buckets: one run per key count says how much of our cost is
+                    // writing Parquet at all.
+                    for (BenchRun.Sink sink :
+                            List.of(BenchRun.Sink.DISCARDING, BenchRun.Sink.FILESINK)) {
+                        runs.add(
+                                new Run(
+                                        Section.SCALING,
+                                        sink,
+                                        events,
+                                        keys,
+                                        buckets(),
+                                        label,
+                                        null));
+                    }
+                    for (String b : flags.get("scale-buckets").split(",")) {
+                        runs.add(
+                                new Run(
+                                        Section.SCALING,
+                                        BenchRun.Sink.OURS,
+                                        events,
+                                        keys,
+                                        Integer.parseInt(b.trim()),
+                                        label,
+                                        null));
+                    }
                 }
             }
         }

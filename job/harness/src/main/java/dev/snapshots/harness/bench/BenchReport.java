@@ -60,7 +60,7 @@ final class BenchReport {
                         results.get("machine")));
         t.append(
                 String.format(
-                        "%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s%n",
+                        "%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s %10s%n",
                         "sink",
                         "events/s",
                         "min..max",
@@ -70,12 +70,13 @@ final class BenchReport {
                         "commit p99",
                         "bytes",
                         "objects",
-                        "peak RSS"));
+                        "peak RSS",
+                        "GC ms/min"));
         sinks.forEach(
                 (sink, s) ->
                         t.append(
                                 String.format(
-                                        "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB%n",
+                                        "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB %,10d%n",
                                         sink,
                                         s.get("eventsPerSecondMedian"),
                                         shortRange(s),
@@ -85,10 +86,12 @@ final class BenchReport {
                                         ms(s.get("commitMillisP99")),
                                         s.get("bytesWritten"),
                                         s.get("objectsWritten"),
-                                        s.get("peakRssMiB"))));
+                                        s.get("peakRssMiB"),
+                                        s.get("gcPauseMillisPerMinute"))));
         t.append(
                 String.format(
                         "%nevents/s: steady state, between 20%% and 90%% of the input; whole run: from RUNNING to FINISHED."
+                                + "%nGC ms/min: collector pause time per minute of the run (median of the rounds)."
                                 + "%nours / discarding: %.3f    ours / FileSink: %.3f%n",
                         c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
         for (String[] series :
@@ -101,10 +104,15 @@ final class BenchReport {
                     (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get(series[0])));
             t.append('\n');
         }
-        t.append(
-                String.format(
-                        "records assembled per subtask (ours): %s%n",
-                        sinks.get("ours").get("assembledPerSubtask")));
+        t.append("events late at the window (dropped; 0 or the run measured less input):");
+        sinks.forEach(
+                (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get("lateAtWindow")));
+        t.append('\n');
+        t.append("rows into the sink per subtask:");
+        sinks.forEach(
+                (sink, s) ->
+                        t.append("  ").append(sink).append(' ').append(s.get("writtenPerSubtask")));
+        t.append('\n');
         sinks.forEach(
                 (sink, s) -> {
                     if (s.get("profile") instanceof JsonNode p) {
@@ -154,7 +162,8 @@ final class BenchReport {
         if (!scaling.isEmpty()) {
             t.append(
                     String.format(
-                            "%n%-10s %8s %10s %14s %14s %14s %11s %11s %9s%n",
+                            "%nmedians of the rounds per row; peak RSS and GC pause ms/min: FileSink / ours%n"
+                                    + "%-10s %7s %10s %13s %13s %13s %10s %11s %17s %13s%n",
                             "keys",
                             "buckets",
                             "ev/key/win",
@@ -163,11 +172,12 @@ final class BenchReport {
                             "ours/s",
                             "ours/disc.",
                             "ours/FileS.",
-                            "peak RSS"));
+                            "peak RSS (MiB)",
+                            "GC ms/min"));
             for (Map<String, Object> r : scaling) {
                 t.append(
                         String.format(
-                                "%,-10d %8s %10s %,14d %,14d %,14d %11.3f %11.3f %5s MiB%n",
+                                "%,-10d %7s %10s %,13d %,13d %,13d %10.3f %11.3f %17s %13s%n",
                                 r.get("keys"),
                                 r.get("buckets"),
                                 r.get("eventsPerKeyPerWindow"),
@@ -176,7 +186,10 @@ final class BenchReport {
                                 r.get("oursEventsPerSecond"),
                                 r.get("ratio"),
                                 r.get("oursOverFileSink"),
-                                r.get("peakRssMiB")));
+                                r.get("fileSinkPeakRssMiB") + " / " + r.get("peakRssMiB"),
+                                r.get("fileSinkGcPauseMillisPerMinute")
+                                        + " / "
+                                        + r.get("gcPauseMillisPerMinute")));
             }
         }
         return t.toString();

@@ -13,6 +13,7 @@ import dev.snapshots.job.source.IndexedSource;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.TelemetryGenerator;
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -200,9 +201,7 @@ public final class BenchRun {
                         .name("filesink");
                 break;
             default:
-                SnapshotPipeline.sink(config, format, buckets)
-                        .build()
-                        .assemble(streams.aggregates());
+                SnapshotPipeline.writeSnapshots(config, buckets, streams.aggregates());
         }
 
         MemorySampler memory = new MemorySampler();
@@ -213,8 +212,10 @@ public final class BenchRun {
             Thread.sleep(20);
         }
         long started = System.nanoTime();
+        long gcBefore = gcMillis();
         job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
+        long gcPause = gcMillis() - gcBefore;
         memory.interrupt();
         memory.sample();
         double steadySeconds =
@@ -239,8 +240,10 @@ public final class BenchRun {
                         .flatMapToLong(LongStream::of)
                         .sorted()
                         .toArray());
-        out.put("assembledPerSubtask", BenchMetrics.ASSEMBLED);
+        out.put("writtenPerSubtask", BenchMetrics.WRITTEN);
+        out.put("lateAtWindow", BenchMetrics.LATE_AT_WINDOW.get());
         out.put("peakRssBytes", peakRss());
+        out.put("gcPauseMillisPerMinute", gcPause * 60 / seconds);
         out.put("oldGenBytes", memory.oldGen());
         out.put("checkpointBytes", memory.checkpointed());
         Files.writeString(result, new ObjectMapper().writeValueAsString(out));
@@ -412,6 +415,17 @@ public final class BenchRun {
     }
 
     /** Peak resident set size of this JVM (VmHWM), or -1 where /proc is not there. */
+    /**
+     * Time the collectors spent, summed over all of them: for G1 and ParallelGC the young and full
+     * (or mixed) collections, which stop the world, and G1's remark and cleanup pauses.
+     */
+    private static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(GarbageCollectorMXBean::getCollectionTime)
+                .filter(t -> t > 0)
+                .sum();
+    }
+
     static long peakRss() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {

@@ -5,9 +5,11 @@ import dev.snapshots.harness.bench.BenchPlan.Section;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
 /**
@@ -56,47 +58,69 @@ final class BenchSummary {
     }
 
     /**
-     * A row per run of ours, beside the discarding sink's and FileSink's runs of the same key
-     * count.
+     * A row per key count and bucket count of ours: the medians of its rounds beside the medians of
+     * the discarding sink's and FileSink's rounds of the same key count.
      */
     static List<Map<String, Object>> scaling(List<Measured> runs) {
         List<Map<String, Object>> rows = new ArrayList<>();
+        Set<List<Integer>> seen = new LinkedHashSet<>();
         for (Measured m : runs) {
-            if (m.run().section() != Section.SCALING || m.run().sink() != BenchRun.Sink.OURS) {
-                continue;
+            if (m.run().section() == Section.SCALING && m.run().sink() == BenchRun.Sink.OURS) {
+                seen.add(List.of(m.run().keys(), m.run().buckets()));
             }
-            int keys = m.run().keys();
-            JsonNode ours = m.result();
-            JsonNode baseline = scalingRun(runs, BenchRun.Sink.DISCARDING, keys);
-            JsonNode fileSink = scalingRun(runs, BenchRun.Sink.FILESINK, keys);
-            double rate = ours.path("eventsPerSecond").asDouble();
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("keys", keys);
-            row.put("buckets", m.run().buckets());
-            row.put("events", ours.path("events").asLong());
-            row.put(
+        }
+        for (List<Integer> row : seen) {
+            int keys = row.get(0);
+            List<JsonNode> ours = scalingRuns(runs, BenchRun.Sink.OURS, keys, row.get(1));
+            List<JsonNode> baseline = scalingRuns(runs, BenchRun.Sink.DISCARDING, keys, -1);
+            List<JsonNode> fileSink = scalingRuns(runs, BenchRun.Sink.FILESINK, keys, -1);
+            double rate = median(ours, "eventsPerSecond");
+            JsonNode first = ours.get(0);
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("keys", keys);
+            r.put("buckets", row.get(1));
+            r.put("rounds", ours.size());
+            r.put("events", first.path("events").asLong());
+            r.put(
                     "eventsPerKeyPerWindow",
                     round(
-                            (double) ours.path("events").asLong()
-                                    / ours.path("windows").asLong()
+                            (double) first.path("events").asLong()
+                                    / first.path("windows").asLong()
                                     / keys,
                             1));
-            row.put(
-                    "discardingEventsPerSecond",
-                    Math.round(baseline.path("eventsPerSecond").asDouble()));
-            row.put(
-                    "fileSinkEventsPerSecond",
-                    Math.round(fileSink.path("eventsPerSecond").asDouble()));
-            row.put("oursEventsPerSecond", Math.round(rate));
-            row.put("ratio", round(rate / baseline.path("eventsPerSecond").asDouble(), 3));
-            row.put(
-                    "oursOverFileSink",
-                    round(rate / fileSink.path("eventsPerSecond").asDouble(), 3));
-            row.put("peakRssMiB", ours.path("peakRssBytes").asLong() >> 20);
-            row.put("assembledPerSubtask", ours.path("assembledPerSubtask"));
-            rows.add(row);
+            r.put("discardingEventsPerSecond", Math.round(median(baseline, "eventsPerSecond")));
+            r.put("fileSinkEventsPerSecond", Math.round(median(fileSink, "eventsPerSecond")));
+            r.put("oursEventsPerSecond", Math.round(rate));
+            r.put("ratio", round(rate / median(baseline, "eventsPerSecond"), 3));
+            r.put("oursOverFileSink", round(rate / median(fileSink, "eventsPerSecond"), 3));
+            r.put("peakRssMiB", peakRssMiB(ours));
+            r.put("fileSinkPeakRssMiB", peakRssMiB(fileSink));
+            r.put("gcPauseMillisPerMinute", gcPerMinute(ours));
+            r.put("fileSinkGcPauseMillisPerMinute", gcPerMinute(fileSink));
+            r.put("discardingGcPauseMillisPerMinute", gcPerMinute(baseline));
+            r.put("writtenPerSubtask", first.path("writtenPerSubtask"));
+            r.put(
+                    "lateAtWindow",
+                    runs.stream()
+                            .filter(
+                                    m ->
+                                            m.run().section() == Section.SCALING
+                                                    && m.run().keys() == keys)
+                            .mapToLong(m -> m.result().path("lateAtWindow").asLong())
+                            .max()
+                            .orElse(0));
+            rows.add(r);
         }
         return rows;
+    }
+
+    private static long peakRssMiB(List<JsonNode> runs) {
+        return runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0) >> 20;
+    }
+
+    /** The median of the runs' GC pause time per minute of the job's run. */
+    private static long gcPerMinute(List<JsonNode> runs) {
+        return Math.round(median(runs, "gcPauseMillisPerMinute"));
     }
 
     /**
@@ -134,16 +158,18 @@ final class BenchSummary {
                 .toList();
     }
 
-    private static JsonNode scalingRun(List<Measured> runs, BenchRun.Sink sink, int keys) {
+    /** The scaling runs of a sink and key count, and of a bucket count unless it is -1. */
+    private static List<JsonNode> scalingRuns(
+            List<Measured> runs, BenchRun.Sink sink, int keys, int buckets) {
         return runs.stream()
                 .filter(
                         m ->
                                 m.run().section() == Section.SCALING
                                         && m.run().sink() == sink
-                                        && m.run().keys() == keys)
-                .findFirst()
-                .orElseThrow()
-                .result();
+                                        && m.run().keys() == keys
+                                        && (buckets < 0 || m.run().buckets() == buckets))
+                .map(Measured::result)
+                .toList();
     }
 
     private static Map<String, Object> summary(List<JsonNode> runs) {
@@ -173,13 +199,14 @@ final class BenchSummary {
         if (last.has("s3RequestsPerObject")) {
             s.put("s3RequestsPerObject", last.path("s3RequestsPerObject").asDouble());
         }
-        s.put(
-                "peakRssMiB",
-                runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0)
-                        >> 20);
+        s.put("peakRssMiB", peakRssMiB(runs));
+        s.put("gcPauseMillisPerMinute", gcPerMinute(runs));
         s.put("oldGenMiBByQuarter", byQuarter(last.path("oldGenBytes"), 20));
         s.put("checkpointKiBByQuarter", byQuarter(last.path("checkpointBytes"), 10));
-        s.put("assembledPerSubtask", last.path("assembledPerSubtask"));
+        s.put("writtenPerSubtask", last.path("writtenPerSubtask"));
+        s.put(
+                "lateAtWindow",
+                runs.stream().mapToLong(r -> r.path("lateAtWindow").asLong()).max().orElse(0));
         if (last.has("profile")) {
             s.put("profile", last.path("profile"));
         }

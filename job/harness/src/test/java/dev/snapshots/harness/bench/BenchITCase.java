@@ -34,7 +34,7 @@ class BenchITCase {
                             "--scale-keys",
                             "500",
                             "--scale-buckets",
-                            "1,2",
+                            "2,4",
                             "--scale-events",
                             "100000",
                             "--heap",
@@ -70,9 +70,26 @@ class BenchITCase {
         assertThat(sinks.path("ours").path("commits").asInt())
                 .as("commit latencies were recorded")
                 .isPositive();
-        assertThat(sinks.path("ours").path("assembledPerSubtask").size())
-                .as("both subtasks assembled parts")
+        assertThat(sinks.path("ours").path("writtenPerSubtask").size())
+                .as("both subtasks wrote rows")
                 .isEqualTo(2);
+        assertThat(rows(sinks.path("ours")))
+                .as("rows into ours and into the discarding sink")
+                .isPositive()
+                .isEqualTo(rows(sinks.path("discarding")))
+                .isEqualTo(rows(sinks.path("filesink")));
+        sinks.forEach(
+                s ->
+                        assertThat(s.path("lateAtWindow").asLong())
+                                .as("events dropped as late at the window: the input measured")
+                                .isZero());
+        results.path("scaling")
+                .forEach(row -> assertThat(row.path("lateAtWindow").asLong()).isZero());
+        sinks.forEach(
+                s ->
+                        assertThat(s.has("gcPauseMillisPerMinute"))
+                                .as("GC pause time per minute")
+                                .isTrue());
         assertThat(results.path("comparison").path("oursOverDiscarding").asDouble()).isPositive();
         assertThat(results.path("comparison").path("oursOverFileSink").asDouble()).isPositive();
         assertThat(results.path("scaling")).hasSize(2);
@@ -89,5 +106,13 @@ class BenchITCase {
                 .contains("Command: `./snapshots bench", "chart.png");
         byte[] png = Files.readAllBytes(dir.resolve("chart.png"));
         assertThat(new String(png, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
+    }
+
+    private static long rows(JsonNode sink) {
+        long sum = 0;
+        for (JsonNode n : sink.path("writtenPerSubtask")) {
+            sum += n.asLong();
+        }
+        return sum;
     }
 }

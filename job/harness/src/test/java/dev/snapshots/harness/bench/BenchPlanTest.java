@@ -27,7 +27,7 @@ class BenchPlanTest {
                                     "--scale-keys",
                                     "10,200",
                                     "--scale-buckets",
-                                    "1,4",
+                                    "2,4",
                                     "--scale-events",
                                     "1000",
                                     "--catch-up",
@@ -56,18 +56,28 @@ class BenchPlanTest {
                         "COMPARISON DISCARDING 1000 10 2 null",
                         "COMPARISON FILESINK 1000 10 2 null",
                         "COMPARISON OURS 1000 10 2 null",
-                        "SCALING DISCARDING 1000 10 1 null",
-                        "SCALING FILESINK 1000 10 1 null",
-                        "SCALING OURS 1000 10 1 null",
+                        // rounds per key count: the discarding sink and FileSink have no buckets
+                        "SCALING DISCARDING 1000 10 2 null",
+                        "SCALING FILESINK 1000 10 2 null",
+                        "SCALING OURS 1000 10 2 null",
+                        "SCALING OURS 1000 10 4 null",
+                        "SCALING DISCARDING 1000 10 2 null",
+                        "SCALING FILESINK 1000 10 2 null",
+                        "SCALING OURS 1000 10 2 null",
                         "SCALING OURS 1000 10 4 null",
                         // at least 8 events per key
-                        "SCALING DISCARDING 1600 200 1 null",
-                        "SCALING FILESINK 1600 200 1 null",
-                        "SCALING OURS 1600 200 1 null",
+                        "SCALING DISCARDING 1600 200 2 null",
+                        "SCALING FILESINK 1600 200 2 null",
+                        "SCALING OURS 1600 200 2 null",
+                        "SCALING OURS 1600 200 4 null",
+                        "SCALING DISCARDING 1600 200 2 null",
+                        "SCALING FILESINK 1600 200 2 null",
+                        "SCALING OURS 1600 200 2 null",
                         "SCALING OURS 1600 200 4 null",
                         "CATCH_UP OURS 1000 10 2 0s",
                         "CATCH_UP OURS 1000 10 2 5m");
         assertThat(runs.get(3).label()).isEqualTo("round 2/2");
+        assertThat(runs.get(10).label()).isEqualTo("scaling 10 keys, round 2/2");
     }
 
     @Test
