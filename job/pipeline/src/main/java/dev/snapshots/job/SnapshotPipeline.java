@@ -108,11 +108,11 @@ public final class SnapshotPipeline {
                     config.bucketing()
                             .largestWholeParallelism(config.buckets(), MAX_PARALLELISM, requested);
             if (whole != requested) {
-                // Only when no --parallelism was given (JobConfig refuses one that splits a
-                // bucket): an embedded run defaults to the machine's cores.
-                LOG.info(
-                        "Aggregating and writing at parallelism {} of {}: {} key-group buckets"
-                                + " stay whole at {}",
+                // The sources keep the parallelism asked for (shards are read by as many
+                // subtasks); the window runs where every bucket stays in one subtask.
+                LOG.warn(
+                        "Aggregating and writing at parallelism {}, not {}: {} key-group buckets"
+                                + " stay whole at {} (a parallelism that divides B keeps them whole)",
                         whole,
                         requested,
                         config.buckets(),

@@ -55,8 +55,16 @@ public final class CanonicalSnapshotSink<T>
 
     private final SnapshotSinkConfig<T> config;
 
+    /** The max parallelism buckets are laid out over, once a stream is given (0 before). */
+    private final int maxParallelism;
+
     CanonicalSnapshotSink(SnapshotSinkConfig<T> config) {
+        this(config, 0);
+    }
+
+    private CanonicalSnapshotSink(SnapshotSinkConfig<T> config, int maxParallelism) {
         this.config = config;
+        this.maxParallelism = maxParallelism;
     }
 
     public static <T> CanonicalSnapshotSinkBuilder<T> builder() {
@@ -115,7 +123,7 @@ public final class CanonicalSnapshotSink<T>
         }
         DataStreamSink<T> sink =
                 windowResults
-                        .sinkTo(new WindowRowsSink<>(config.withMaxParallelism(maxParallelism)))
+                        .sinkTo(new WindowRowsSink<>(config, maxParallelism))
                         .name(config.sinkUid())
                         .uid(config.sinkUid());
         if (parallelism > 0) {
@@ -136,9 +144,9 @@ public final class CanonicalSnapshotSink<T>
      *     function emits them
      */
     public DataStreamSink<SnapshotPart<T>> assemble(DataStream<T> windowResults) {
-        SnapshotSinkConfig<T> laidOut = config.withMaxParallelism(maxParallelism(windowResults));
-        return PartAssembler.assemble(windowResults, laidOut, windowResults.getType())
-                .sinkTo(new CanonicalSnapshotSink<>(laidOut))
+        int laidOut = maxParallelism(windowResults);
+        return PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
+                .sinkTo(new CanonicalSnapshotSink<>(config, laidOut))
                 .name(config.sinkUid())
                 .uid(config.sinkUid());
     }
@@ -153,7 +161,7 @@ public final class CanonicalSnapshotSink<T>
 
     @Override
     public SinkWriter<SnapshotPart<T>> createWriter(WriterInitContext context) throws IOException {
-        return new SnapshotWriter<>(config, context);
+        return new SnapshotWriter<>(config, maxParallelism, context);
     }
 
     /** Flink 1.20 still declares this abstract; it is never called when the method above exists. */
@@ -186,14 +194,17 @@ public final class CanonicalSnapshotSink<T>
         private static final long serialVersionUID = 1L;
         private final CanonicalSnapshotSink<T> parts;
 
-        WindowRowsSink(SnapshotSinkConfig<T> config) {
-            this.parts = new CanonicalSnapshotSink<>(config);
+        WindowRowsSink(SnapshotSinkConfig<T> config, int maxParallelism) {
+            this.parts = new CanonicalSnapshotSink<>(config, maxParallelism);
         }
 
         @Override
         public SinkWriter<T> createWriter(WriterInitContext context) throws IOException {
             return new WindowRowsWriter<>(
-                    parts.config, new SnapshotWriter<>(parts.config, context), context);
+                    parts.config,
+                    parts.maxParallelism,
+                    new SnapshotWriter<>(parts.config, parts.maxParallelism, context),
+                    context);
         }
 
         @Override

@@ -32,18 +32,22 @@ final class PartAssembler {
     private PartAssembler() {}
 
     /**
-     * @param config laid out (its max parallelism resolved); its assembly uid names the operator,
-     *     distinct per use, since a job may assemble several outputs
+     * @param config its assembly uid names the operator, distinct per use, since a job may assemble
+     *     several outputs
+     * @param maxParallelism the assembling operator's, which the buckets are routed over
      * @param windowResults rows of closed windows, each with the timestamp of its window (as a
      *     window function emits them)
      */
     static <T> SingleOutputStreamOperator<SnapshotPart<T>> assemble(
-            DataStream<T> windowResults, SnapshotSinkConfig<T> config, TypeInformation<T> rowType) {
+            DataStream<T> windowResults,
+            SnapshotSinkConfig<T> config,
+            int maxParallelism,
+            TypeInformation<T> rowType) {
         return windowResults
-                .keyBy(new BucketRouting<>(config))
+                .keyBy(new BucketRouting<>(config, maxParallelism))
                 .window(TumblingEventTimeWindows.of(Duration.ofMillis(config.windowLengthMillis())))
-                .process(new AssemblePart<>(config), SnapshotPart.typeInfo(rowType))
-                .setMaxParallelism(config.maxParallelism())
+                .process(new AssemblePart<>(config, maxParallelism), SnapshotPart.typeInfo(rowType))
+                .setMaxParallelism(maxParallelism)
                 .name(config.assemblyUid())
                 .uid(config.assemblyUid());
     }
@@ -79,16 +83,18 @@ final class PartAssembler {
     static final class BucketRouting<T> implements KeySelector<T, Integer> {
         private static final long serialVersionUID = 1L;
         private final SnapshotSinkConfig<T> config;
+        private final int maxParallelism;
         private final int[] routingKeys;
 
-        BucketRouting(SnapshotSinkConfig<T> config) {
+        BucketRouting(SnapshotSinkConfig<T> config, int maxParallelism) {
             this.config = config;
-            this.routingKeys = routingKeys(config.bucketCount(), config.maxParallelism());
+            this.maxParallelism = maxParallelism;
+            this.routingKeys = routingKeys(config.bucketCount(), maxParallelism);
         }
 
         @Override
         public Integer getKey(T row) {
-            return routingKeys[config.bucketOf(config.rowFormat().key(row))];
+            return routingKeys[config.bucketOf(config.rowFormat().key(row), maxParallelism)];
         }
     }
 
@@ -96,9 +102,11 @@ final class PartAssembler {
             extends ProcessWindowFunction<T, SnapshotPart<T>, Integer, TimeWindow> {
         private static final long serialVersionUID = 1L;
         private final SnapshotSinkConfig<T> config;
+        private final int maxParallelism;
 
-        AssemblePart(SnapshotSinkConfig<T> config) {
+        AssemblePart(SnapshotSinkConfig<T> config, int maxParallelism) {
             this.config = config;
+            this.maxParallelism = maxParallelism;
         }
 
         @Override
@@ -106,7 +114,7 @@ final class PartAssembler {
                 Integer routingKey, Context ctx, Iterable<T> rows, Collector<SnapshotPart<T>> out) {
             List<T> all = new ArrayList<>();
             rows.forEach(all::add);
-            int bucket = config.bucketOf(config.rowFormat().key(all.get(0)));
+            int bucket = config.bucketOf(config.rowFormat().key(all.get(0)), maxParallelism);
             out.collect(new SnapshotPart<>(ctx.window().getStart(), bucket, all));
         }
     }

@@ -33,8 +33,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     /**
      * How the output is laid out: the max parallelism of the operator whose key groups the buckets
-     * are drawn from (0 until {@link CanonicalSnapshotSink} resolves it: the environment's, or 128)
-     * and the uids of the assembling operator and the sink, which savepoints know them by.
+     * are drawn from (0: {@link CanonicalSnapshotSink} takes the environment's, or 128) and the
+     * uids of the assembling operator and the sink, which savepoints know them by.
      */
     record Topology(int maxParallelism, String assemblyUid, String sinkUid)
             implements Serializable {}
@@ -76,33 +76,12 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return topology.maxParallelism();
     }
 
-    /** This config with the max parallelism the buckets are laid out over. */
-    SnapshotSinkConfig<T> withMaxParallelism(int maxParallelism) {
-        return new SnapshotSinkConfig<>(
-                pipeline,
-                jobVersion,
-                schemaVersion,
-                bucketCount,
-                bucketing,
-                windowLengthMillis,
-                pinnedInputs,
-                store,
-                rowFormat,
-                inlineThresholdBytes,
-                publishConcurrency,
-                backoff,
-                kind,
-                runId,
-                new Topology(maxParallelism, topology.assemblyUid(), topology.sinkUid()));
-    }
-
-    /** The bucket of a row's key, by this output's {@link Bucketing}. */
-    public int bucketOf(String key) {
-        if (topology.maxParallelism() <= 0) {
-            throw new IllegalStateException(
-                    "buckets are laid out once the max parallelism is known");
-        }
-        return bucketing.bucketOf(key, bucketCount, topology.maxParallelism());
+    /**
+     * The bucket of a row's key, by this output's {@link Bucketing}, over the max parallelism the
+     * sink resolved (the builder's, else the environment's, else 128).
+     */
+    public int bucketOf(String key, int maxParallelism) {
+        return bucketing.bucketOf(key, bucketCount, maxParallelism);
     }
 
     String assemblyUid() {

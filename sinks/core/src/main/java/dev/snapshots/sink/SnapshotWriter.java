@@ -31,6 +31,7 @@ final class SnapshotWriter<T>
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotWriter.class);
 
     private final SnapshotSinkConfig<T> config;
+    private final int maxParallelism;
     private final RowFormat<T> format;
     private final ObjectStore store;
     private final Map<String, String> provenance;
@@ -42,8 +43,13 @@ final class SnapshotWriter<T>
     private final List<SnapshotCommittable> pending = new ArrayList<>();
     private long watermark = Long.MIN_VALUE;
 
-    SnapshotWriter(SnapshotSinkConfig<T> config, WriterInitContext context) throws IOException {
+    /**
+     * @param maxParallelism the one buckets are laid out over
+     */
+    SnapshotWriter(SnapshotSinkConfig<T> config, int maxParallelism, WriterInitContext context)
+            throws IOException {
         this.config = config;
+        this.maxParallelism = maxParallelism;
         this.format = config.rowFormat();
         this.store = config.store().open();
         this.provenance = Provenance.of(context.getJobInfo().getJobId().toHexString());
@@ -144,7 +150,7 @@ final class SnapshotWriter<T>
         String[] keys = new String[rows.size()];
         for (int i = 0; i < keys.length; i++) {
             String key = format.key(rows.get(i));
-            int bucket = config.bucketOf(key);
+            int bucket = config.bucketOf(key, maxParallelism);
             if (bucket != id.bucket()) {
                 throw new IllegalArgumentException(
                         "row with key '"

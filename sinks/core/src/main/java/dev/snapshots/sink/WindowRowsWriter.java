@@ -39,11 +39,14 @@ final class WindowRowsWriter<T> implements CommittingSinkWriter<T, SnapshotCommi
     private final TreeMap<Long, Map<Integer, List<T>>> open = new TreeMap<>();
 
     WindowRowsWriter(
-            SnapshotSinkConfig<T> config, SnapshotWriter<T> parts, WriterInitContext context) {
+            SnapshotSinkConfig<T> config,
+            int maxParallelism,
+            SnapshotWriter<T> parts,
+            WriterInitContext context) {
         this.parts = parts;
         this.format = config.rowFormat();
         this.bucketCount = config.bucketCount();
-        this.maxParallelism = config.maxParallelism();
+        this.maxParallelism = maxParallelism;
         this.windowLength = config.windowLengthMillis();
         TaskInfo task = context.getTaskInfo();
         Bucketing.KEY_GROUPS.requireWholeBuckets(

@@ -113,14 +113,6 @@ public final class JobConfig implements Serializable {
                                         buckets(), SnapshotPipeline.MAX_PARALLELISM));
         if (values.contains(PARALLELISM)) {
             atLeast(PARALLELISM, 1);
-            named(
-                    PARALLELISM,
-                    () ->
-                            bucketing()
-                                    .requireWholeBuckets(
-                                            buckets(),
-                                            SnapshotPipeline.MAX_PARALLELISM,
-                                            get(PARALLELISM)));
         }
         atLeast(PUBLISH_CONCURRENCY, 1);
         atLeast(INLINE_THRESHOLD, 0);
