@@ -41,7 +41,7 @@ variable "job_version" {
 }
 
 variable "taskmanager_count" {
-  description = "TaskManager tasks the job needs: its parallelism is taskmanager_count * taskmanager_slots; give it about as many slots as the stream has shards."
+  description = "TaskManager tasks the job needs: its parallelism is taskmanager_count * taskmanager_slots; give it about as many slots as the stream has shards. The sources use all of them; the window and the sink run at the largest parallelism up to it that keeps key-group buckets whole, so make it a divisor of the job's bucket count (--buckets, 4 by default) to use every slot."
   type        = number
   default     = 2
 }
