@@ -63,7 +63,7 @@ public final class SnapshotPipeline {
     public static void build(
             StreamExecutionEnvironment env, JobConfig config, DataStream<Ingested> judged) {
         Streams streams = streams(config, judged);
-        writeSnapshots(config, config.buckets(), streams.aggregates());
+        writeSnapshots(config, streams.aggregates());
         // Dead letters are few: one bucket, one JSON-lines object per window of arrival time.
         sink(config, new DeadLetter.Format(), 1).deadLetters().build().assemble(streams.rejected());
     }
@@ -72,10 +72,9 @@ public final class SnapshotPipeline {
      * The snapshot sink over the aggregates: chained to the window with key-group bucketing, behind
      * an assembling window with the first release's hash bucketing.
      */
-    public static void writeSnapshots(
-            JobConfig config, int buckets, DataStream<WindowAggregate> aggregates) {
+    public static void writeSnapshots(JobConfig config, DataStream<WindowAggregate> aggregates) {
         CanonicalSnapshotSink<WindowAggregate> snapshots =
-                sink(config, new WindowAggregate.Format(), buckets)
+                sink(config, new WindowAggregate.Format(), config.buckets())
                         .bucketing(config.bucketing())
                         .build();
         if (config.bucketing() == Bucketing.KEY_GROUPS) {

@@ -51,8 +51,7 @@ public enum Bucketing {
      * same number of whole groups.
      */
     public void requireWholeKeyGroups(int bucketCount, int maxParallelism) {
-        if (this == KEY_GROUPS
-                && (bucketCount > maxParallelism || maxParallelism % bucketCount != 0)) {
+        if (this == KEY_GROUPS && maxParallelism % bucketCount != 0) {
             throw new IllegalArgumentException(
                     String.format(
                             Locale.ROOT,
@@ -72,8 +71,11 @@ public enum Bucketing {
      * inside a bucket: that bucket's rows would come out of two subtasks.
      */
     public void requireWholeBuckets(int bucketCount, int maxParallelism, int parallelism) {
+        if (this != KEY_GROUPS) {
+            return;
+        }
         int subtask = splittingSubtask(bucketCount, maxParallelism, parallelism);
-        if (this != KEY_GROUPS || subtask < 0) {
+        if (subtask < 0) {
             return;
         }
         int groupsPerBucket = maxParallelism / bucketCount;

@@ -85,7 +85,31 @@ final class SnapshotWriter<T>
     @Override
     public void write(SnapshotPart<T> part, Context context)
             throws IOException, InterruptedException {
+        requireBucket(part);
         prepare(part.getWindowStartMillis(), part.getBucket(), part.getRows());
+    }
+
+    /**
+     * A part built upstream (the assembling window, or a job's own) must hold its bucket's rows
+     * only; {@link WindowRowsWriter} places rows by their key groups itself.
+     */
+    private void requireBucket(SnapshotPart<T> part) {
+        for (T row : part.getRows()) {
+            String key = format.key(row);
+            int bucket = config.bucketOf(key, maxParallelism);
+            if (bucket != part.getBucket()) {
+                throw new IllegalArgumentException(
+                        "row with key '"
+                                + key
+                                + "' belongs to bucket "
+                                + bucket
+                                + " but arrived in the part for "
+                                + config.identity(part.getWindowStartMillis(), part.getBucket())
+                                + " ("
+                                + config.bucketing()
+                                + " bucketing)");
+            }
+        }
     }
 
     /** Encodes the part of (window, bucket) and stages it, or keeps it to travel inline. */
@@ -94,7 +118,7 @@ final class SnapshotWriter<T>
         WorkIdentity id = config.identity(windowStartMillis, bucket);
         PartEncoding.PartWriter encoding =
                 new PartEncoding.PartWriter(config.kind(), format.schema(), config.schemaVersion());
-        for (T row : sortedRows(partRows, id)) {
+        for (T row : sortedRows(partRows)) {
             encoding.add(format.toRecord(row));
         }
         byte[] file = encoding.finish();
@@ -146,24 +170,10 @@ final class SnapshotWriter<T>
     }
 
     /** Rows in key order (ties by content), so a part's bytes never depend on arrival order. */
-    private List<T> sortedRows(List<T> rows, WorkIdentity id) {
+    private List<T> sortedRows(List<T> rows) {
         String[] keys = new String[rows.size()];
         for (int i = 0; i < keys.length; i++) {
-            String key = format.key(rows.get(i));
-            int bucket = config.bucketOf(key, maxParallelism);
-            if (bucket != id.bucket()) {
-                throw new IllegalArgumentException(
-                        "row with key '"
-                                + key
-                                + "' belongs to bucket "
-                                + bucket
-                                + " but arrived in the part for "
-                                + id
-                                + " ("
-                                + config.bucketing()
-                                + " bucketing)");
-            }
-            keys[i] = key;
+            keys[i] = format.key(rows.get(i));
         }
         int[] order =
                 KeyOrder.of(keys, i -> PartEncoding.canonicalBytes(format.toRecord(rows.get(i))));

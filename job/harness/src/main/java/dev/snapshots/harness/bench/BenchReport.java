@@ -96,23 +96,22 @@ final class BenchReport {
                         c.get("oursOverDiscarding"), c.get("oursOverFileSink")));
         for (String[] series :
                 new String[][] {
-                    {"oldGenMiBByQuarter", "old generation (MiB)"},
-                    {"checkpointKiBByQuarter", "checkpoint size (KiB)"}
+                    {"oldGenMiBByQuarter", "old generation (MiB) at each quarter of the last run"},
+                    {
+                        "checkpointKiBByQuarter",
+                        "checkpoint size (KiB) at each quarter of the last run"
+                    },
+                    {
+                        "lateAtWindow",
+                        "events late at the window (dropped; 0 or the run measured less input)"
+                    },
+                    {"writtenPerSubtask", "rows into the sink per subtask"}
                 }) {
-            t.append(series[1]).append(" at each quarter of the last run:");
+            t.append(series[1]).append(':');
             sinks.forEach(
                     (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get(series[0])));
             t.append('\n');
         }
-        t.append("events late at the window (dropped; 0 or the run measured less input):");
-        sinks.forEach(
-                (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get("lateAtWindow")));
-        t.append('\n');
-        t.append("rows into the sink per subtask:");
-        sinks.forEach(
-                (sink, s) ->
-                        t.append("  ").append(sink).append(' ').append(s.get("writtenPerSubtask")));
-        t.append('\n');
         sinks.forEach(
                 (sink, s) -> {
                     if (s.get("profile") instanceof JsonNode p) {

@@ -206,7 +206,7 @@ public final class BenchRun {
                         .name("filesink");
                 break;
             default:
-                SnapshotPipeline.writeSnapshots(config, buckets, streams.aggregates());
+                SnapshotPipeline.writeSnapshots(config, streams.aggregates());
         }
 
         MemorySampler memory = new MemorySampler();

@@ -103,14 +103,13 @@ public final class JobConfig implements Serializable {
         named(PIPELINE, () -> WorkIdentity.requirePipeline(pipeline()));
         atLeast(JOB_VERSION, 0);
         atLeast(SCHEMA_VERSION, 0);
-        named(BUCKETS, () -> WorkIdentity.requireBuckets(0, buckets()));
-        named(WINDOW, () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
         named(
                 BUCKETS,
-                () ->
-                        bucketing()
-                                .requireWholeKeyGroups(
-                                        buckets(), SnapshotPipeline.MAX_PARALLELISM));
+                () -> {
+                    WorkIdentity.requireBuckets(0, buckets());
+                    bucketing().requireWholeKeyGroups(buckets(), SnapshotPipeline.MAX_PARALLELISM);
+                });
+        named(WINDOW, () -> WorkIdentity.requireWindowLength(windowLength().toMillis()));
         if (values.contains(PARALLELISM)) {
             atLeast(PARALLELISM, 1);
         }
