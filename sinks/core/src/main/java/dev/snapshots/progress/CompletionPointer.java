@@ -107,6 +107,9 @@ public final class CompletionPointer {
      */
     private record Latest(long sequence, Progress progress) {}
 
+    /** The newest state, if any, and the version of the readers' copy as it was read. */
+    private record Read(Optional<Latest> latest, Optional<String> copyVersion) {}
+
     private CompletionPointer() {}
 
     /** The pointer's value, or empty when nothing is complete yet. */
@@ -194,8 +197,8 @@ public final class CompletionPointer {
                     .put(p.bucket(), new PartEntry(p.key(), p.fingerprint(), p.rows()));
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
-            Optional<Latest> latest =
-                    latest(store, scope.kind(), scope.pipeline(), scope.jobVersion());
+            Read read = readLog(store, scope.kind(), scope.pipeline(), scope.jobVersion());
+            Optional<Latest> latest = read.latest();
             Progress before =
                     latest.map(Latest::progress)
                             .orElse(
@@ -239,7 +242,7 @@ public final class CompletionPointer {
                             scope.kind(), scope.pipeline(), scope.jobVersion(), sequence),
                     content,
                     Map.of())) {
-                publishCopy(store, scope, content);
+                publishCopy(store, scope, content, read.copyVersion());
                 forgetBefore(store, scope, sequence);
                 return readable(after);
             }
@@ -270,8 +273,14 @@ public final class CompletionPointer {
 
     private static Optional<Latest> latest(
             ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        return readLog(store, kind, pipeline, jobVersion).latest();
+    }
+
+    private static Read readLog(ObjectStore store, PartKind kind, String pipeline, int jobVersion)
+            throws IOException {
         Optional<VersionedContent> copy =
                 store.get(ObjectKeys.progressKey(kind, pipeline, jobVersion));
+        Optional<String> copyVersion = copy.map(VersionedContent::version);
         Optional<Latest> copied =
                 copy.isPresent() ? Optional.of(parse(copy.get().content())) : Optional.empty();
         TreeMap<Long, String> entries = logEntries(store, kind, pipeline, jobVersion);
@@ -281,20 +290,24 @@ public final class CompletionPointer {
             }
             Optional<VersionedContent> entry = store.get(newest.getValue());
             if (entry.isPresent()) { // else forgotten since the listing
-                return Optional.of(parse(entry.get().content()));
+                return new Read(Optional.of(parse(entry.get().content())), copyVersion);
             }
         }
-        return copied;
+        return new Read(copied, copyVersion);
     }
 
     /**
-     * The copy readers look at first. A late or failed one is harmless, since readers take a newer
-     * log entry over it, so a failure here does not fail the update that already landed in the log.
+     * The copy readers look at first, swapped from the version this update read, so no extra read.
+     * A late or failed one is harmless, since readers take a newer log entry over it, so a failure
+     * here does not fail the update that already landed in the log. A swap from that version also
+     * never puts back an older state over a newer updater's copy, which a fresh read just before
+     * the swap could.
      */
-    private static void publishCopy(ObjectStore store, Scope scope, byte[] content) {
+    private static void publishCopy(
+            ObjectStore store, Scope scope, byte[] content, Optional<String> readVersion) {
         String key = ObjectKeys.progressKey(scope.kind(), scope.pipeline(), scope.jobVersion());
         try {
-            store.compareAndSwap(key, content, store.get(key).map(VersionedContent::version));
+            store.compareAndSwap(key, content, readVersion);
         } catch (IOException e) {
             LOG.info("The copy {} lags the log until the next update: {}", key, e.toString());
         }
@@ -454,12 +467,16 @@ public final class CompletionPointer {
 
     /**
      * The parts of one window as its manifest lists them, from what was recorded and, for anything
-     * not, the store itself.
+     * not, the store itself. A window with every bucket recorded has nothing else to find, so it
+     * costs no listing: that is the common case, a request per window saved.
      */
     static Map<Integer, PartEntry> partsOf(
             ObjectStore store, Scope scope, long window, Map<Integer, PartEntry> recorded)
             throws IOException {
         Map<Integer, PartEntry> parts = new TreeMap<>(recorded);
+        if (parts.size() == scope.buckets()) {
+            return parts;
+        }
         List<String> listed = new ArrayList<>();
         store.list(
                 ObjectKeys.windowPrefix(

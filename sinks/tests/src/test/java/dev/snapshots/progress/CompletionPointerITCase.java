@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
+import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer.Mark;
 import dev.snapshots.progress.CompletionPointer.PublishedPart;
 import dev.snapshots.progress.CompletionPointer.Scope;
@@ -260,23 +262,16 @@ class CompletionPointerITCase {
                 ObjectStore other = spec.open()) {
             AtomicBoolean first = new AtomicBoolean(true);
             ObjectStore stalling =
-                    (ObjectStore)
-                            Proxy.newProxyInstance(
-                                    getClass().getClassLoader(),
-                                    new Class<?>[] {ObjectStore.class},
-                                    (proxy, method, args) -> {
-                                        if (method.getName().equals("putIfAbsent")
-                                                && ((String) args[0]).contains("/_progress/")
-                                                && first.getAndSet(false)) {
-                                            stalled.countDown();
-                                            othersDone.await();
-                                        }
-                                        try {
-                                            return method.invoke(store, args);
-                                        } catch (InvocationTargetException e) {
-                                            throw e.getCause();
-                                        }
-                                    });
+                    watched(
+                            store,
+                            (method, key) -> {
+                                if (method.equals("putIfAbsent")
+                                        && key.contains("/_progress/")
+                                        && first.getAndSet(false)) {
+                                    stalled.countDown();
+                                    othersDone.await();
+                                }
+                            });
             Future<Optional<Long>> slow =
                     pool.submit(
                             () ->
@@ -366,6 +361,88 @@ class CompletionPointerITCase {
             assertThat(CompletionPointer.schemaVersion(store, PartKind.SNAPSHOT, "p", 1))
                     .contains(1);
         }
+    }
+
+    /**
+     * A committer that published a part and died before recording it: the store is asked, and the
+     * manifest lists the part all the same. A window with every bucket recorded is not listed: no
+     * request beyond what its manifest needs.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void aPartPublishedButNeverRecordedIsFoundAndAWholeWindowCostsNoListing(StoreKind kind)
+            throws Exception {
+        try (ObjectStore store = kind.fresh().open()) {
+            String unrecorded =
+                    ObjectKeys.partKey(
+                            PartKind.SNAPSHOT, new WorkIdentity("p", 0, W, 1, 1, 3, 4, ""));
+            store.putIfAbsent(
+                    unrecorded,
+                    new byte[] {1},
+                    Map.of(PartMetadata.FINGERPRINT, "fp-died", PartMetadata.ROWS, "5"));
+            List<String> windowsListed = new CopyOnWriteArrayList<>();
+            ObjectStore counting =
+                    watched(
+                            store,
+                            (method, key) -> {
+                                if (method.equals("list") && key.contains("window=")) {
+                                    windowsListed.add(key);
+                                }
+                            });
+            List<PublishedPart> published = new ArrayList<>();
+            for (int bucket = 0; bucket < 4; bucket++) {
+                if (bucket < 3) {
+                    published.addAll(parts(0, 1, bucket)); // window 0: bucket 3 not recorded
+                }
+                published.addAll(parts(1, 2, bucket)); // window 1: every bucket recorded
+            }
+            CompletionPointer.record(
+                    counting, SCOPE, List.of(new Mark("r", 1, 0, 2 * W - 1, 2 * W)), published);
+
+            WindowManifest.Manifest first =
+                    WindowManifest.read(
+                                    store, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0))
+                            .orElseThrow();
+            assertThat(first.parts().keySet()).containsExactly(0, 1, 2, 3);
+            assertThat(first.parts().get(3).key()).isEqualTo(unrecorded);
+            assertThat(first.parts().get(3).fingerprint()).isEqualTo("fp-died");
+            assertThat(first.parts().get(3).rows()).isEqualTo(5);
+            assertThat(
+                            WindowManifest.read(
+                                            store,
+                                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, W))
+                                    .orElseThrow()
+                                    .parts()
+                                    .keySet())
+                    .containsExactly(0, 1, 2, 3);
+            assertThat(windowsListed)
+                    .as("only the window with a bucket not recorded is listed")
+                    .containsExactly(ObjectKeys.windowPrefix(PartKind.SNAPSHOT, "p", 1, 1, 0));
+        }
+    }
+
+    /** Sees each call to a store, by method and first argument, before the store does. */
+    private interface Watcher {
+        void before(String method, String key) throws Exception;
+    }
+
+    private static ObjectStore watched(ObjectStore store, Watcher watcher) {
+        return (ObjectStore)
+                Proxy.newProxyInstance(
+                        CompletionPointerITCase.class.getClassLoader(),
+                        new Class<?>[] {ObjectStore.class},
+                        (proxy, method, args) -> {
+                            if (args != null && args.length > 0 && args[0] instanceof String key) {
+                                watcher.before(method.getName(), key);
+                            }
+                            try {
+                                return method.invoke(store, args);
+                            } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        });
     }
 
     /** Bucket {@code bucket}'s parts of windows [from, to), fingerprints "fp-WINDOW-BUCKET". */

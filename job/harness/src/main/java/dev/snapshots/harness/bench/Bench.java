@@ -37,7 +37,7 @@ public final class Bench {
                     "  --store file|s3     local files, or S3Proxy over HTTP with requests counted at a proxy [file]",
                     "  --runs R            rounds of discarding, FileSink, ours [3]",
                     "  --scale-keys LIST   keys per window for the scaling table (discarding, FileSink, then ours per bucket count); 'none' skips it [10000,100000,1000000]",
-                    "  --scale-buckets LIST  bucket counts for the scaling table [1,4,16]",
+                    "  --scale-buckets LIST  bucket counts for the scaling table [4]",
                     "  --scale-events N    events per scaling run (at least 8 x keys) [8000000]",
                     "  --heap SIZE         -Xmx of each run's JVM [3g]",
                     "  --checkpoint-interval D  how often the runs checkpoint (and FileSink and ours commit) [10s, the job's default]",

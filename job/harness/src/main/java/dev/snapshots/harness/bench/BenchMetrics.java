@@ -22,7 +22,10 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
  */
 @Internal
 public final class BenchMetrics implements MetricReporter {
-    /** Every commit duration (ms) of the snapshot committers, per subtask, taken at the end. */
+    /**
+     * Every commit duration (ms) of the snapshot committers, and of the pointer updates within
+     * them, by "commitMillis/" or "pointerMillis/" and subtask, taken at the end.
+     */
     static final Map<String, long[]> COMMITS = new ConcurrentHashMap<>();
 
     /** Rows into the sink's writer, per subtask index: every sink gets the same rows. */
@@ -57,10 +60,10 @@ public final class BenchMetrics implements MetricReporter {
     public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
         Map<String, String> v = group.getAllVariables();
         String subtask = v.getOrDefault("<subtask_index>", "?");
-        if (name.equals("commitMillis")
+        if ((name.equals("commitMillis") || name.equals("pointerMillis"))
                 && metric instanceof Histogram
                 && v.getOrDefault("<operator_name>", "").startsWith("snapshots")) {
-            live.put(metric, "commit/" + subtask);
+            live.put(metric, name + "/" + subtask);
         } else if (name.equals("lastCheckpointSize") && metric instanceof Gauge<?> g) {
             lastCheckpointSize = g;
         } else if (name.equals("numRecordsIn")

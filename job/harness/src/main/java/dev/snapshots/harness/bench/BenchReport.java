@@ -105,8 +105,16 @@ final class BenchReport {
                         "lateAtWindow",
                         "events late at the window (dropped; 0 or the run measured less input)"
                     },
-                    {"writtenPerSubtask", "rows into the sink per subtask"}
+                    {"writtenPerSubtask", "rows into the sink per subtask"},
+                    {"pointerMillisP50", "pointer update p50 (ms, part of a commit)"},
+                    {"pointerMillisP99", "pointer update p99 (ms)"},
+                    {"dataObjectsWritten", "data objects (Parquet files)"},
+                    {"s3RequestsPerObject", "S3 requests per object"},
+                    {"s3RequestsPerDataObject", "S3 requests per data object"}
                 }) {
+            if (sinks.values().stream().allMatch(s -> s.get(series[0]) == null)) {
+                continue; // not measured in this run: S3 requests on files, say
+            }
             t.append(series[1]).append(':');
             sinks.forEach(
                     (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get(series[0])));

@@ -154,12 +154,12 @@ final class BenchRunner implements AutoCloseable {
         long[] written = written(store, endpoint);
         measured.put("bytesWritten", written[0]);
         measured.put("objectsWritten", written[1]);
+        measured.put("dataObjectsWritten", written[2]);
         if (counter != null) {
             int requests = counter.forwarded() - requestsBefore;
             measured.put("s3Requests", requests);
-            measured.put(
-                    "s3RequestsPerObject",
-                    written[1] == 0 ? 0 : BenchSummary.round((double) requests / written[1], 2));
+            measured.put("s3RequestsPerObject", perObject(requests, written[1]));
+            measured.put("s3RequestsPerDataObject", perObject(requests, written[2]));
         }
         if (plan.profile()) {
             measured.put("profile", Profile.of(out.resolve("runs/" + name + ".jfr")));
@@ -194,20 +194,23 @@ final class BenchRunner implements AutoCloseable {
         return new PrintStream(new ByteArrayOutputStream());
     }
 
-    /** Bytes and objects a run left in its store; a discarding run leaves none. */
+    private static double perObject(int requests, long objects) {
+        return objects == 0 ? 0 : BenchSummary.round((double) requests / objects, 2);
+    }
+
+    /**
+     * Bytes, objects and data objects a run left in its store; a discarding run leaves none. Data
+     * objects are the Parquet files: not our manifests and pointer, whose names start with '_'.
+     */
     private static long[] written(String store, String endpoint) throws IOException {
-        long[] total = {0, 0};
+        long[] total = {0, 0, 0};
         if (store.startsWith("file://")) {
             Path dir = Path.of(store.substring("file://".length()));
             if (Files.isDirectory(dir)) {
                 try (Stream<Path> files = Files.walk(dir)) {
                     files.filter(Files::isRegularFile)
                             .filter(f -> !f.getFileName().toString().startsWith("."))
-                            .forEach(
-                                    f -> {
-                                        total[0] += f.toFile().length();
-                                        total[1]++;
-                                    });
+                            .forEach(f -> count(total, root(dir, f), f.toFile().length()));
                 }
             }
             return total;
@@ -215,13 +218,20 @@ final class BenchRunner implements AutoCloseable {
         StoreSpec spec =
                 StoreSpec.parse(store.replaceFirst("^s3a://", "s3://")).withEndpoint(endpoint);
         try (ObjectStore s = spec.open()) {
-            s.list(
-                    "",
-                    o -> {
-                        total[0] += o.size();
-                        total[1]++;
-                    });
+            s.list("", o -> count(total, o.key(), o.size()));
         }
         return total;
+    }
+
+    private static String root(Path dir, Path file) {
+        return dir.relativize(file).toString().replace('\\', '/');
+    }
+
+    private static void count(long[] total, String key, long size) {
+        total[0] += size;
+        total[1]++;
+        if (!key.startsWith("_") && !key.contains("/_")) {
+            total[2]++;
+        }
     }
 }

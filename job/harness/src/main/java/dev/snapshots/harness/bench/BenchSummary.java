@@ -186,18 +186,23 @@ final class BenchSummary {
         s.put("eventsPerSecondMax", Math.round(rates[rates.length - 1]));
         s.put("spreadPercent", round(100 * (rates[rates.length - 1] - rates[0]) / median, 1));
         s.put("eventsPerSecondOverallMedian", Math.round(median(runs, "eventsPerSecondOverall")));
-        long[] commits =
-                runs.stream()
-                        .flatMapToLong(r -> Arrays.stream(longs(r.path("commitMillis"))))
-                        .sorted()
-                        .toArray();
-        s.put("commitMillisP50", commits.length == 0 ? null : percentile(commits, 50));
-        s.put("commitMillisP99", commits.length == 0 ? null : percentile(commits, 99));
-        s.put("commits", commits.length);
+        for (String histogram : List.of("commitMillis", "pointerMillis")) {
+            long[] pooled =
+                    runs.stream()
+                            .flatMapToLong(r -> Arrays.stream(longs(r.path(histogram))))
+                            .sorted()
+                            .toArray();
+            s.put(histogram + "P50", pooled.length == 0 ? null : percentile(pooled, 50));
+            s.put(histogram + "P99", pooled.length == 0 ? null : percentile(pooled, 99));
+            s.put(histogram.equals("commitMillis") ? "commits" : "pointerUpdates", pooled.length);
+        }
         s.put("bytesWritten", last.path("bytesWritten").asLong());
         s.put("objectsWritten", last.path("objectsWritten").asLong());
-        if (last.has("s3RequestsPerObject")) {
-            s.put("s3RequestsPerObject", last.path("s3RequestsPerObject").asDouble());
+        s.put("dataObjectsWritten", last.path("dataObjectsWritten").asLong());
+        for (String ratio : List.of("s3RequestsPerObject", "s3RequestsPerDataObject")) {
+            if (last.has(ratio)) {
+                s.put(ratio, last.path(ratio).asDouble());
+            }
         }
         s.put("peakRssMiB", peakRssMiB(runs));
         s.put("gcPauseMillisPerMinute", gcPerMinute(runs));
