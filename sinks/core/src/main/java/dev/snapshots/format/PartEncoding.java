@@ -3,6 +3,7 @@ package dev.snapshots.format;
 import dev.snapshots.key.PartKind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -10,6 +11,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
@@ -18,6 +20,7 @@ import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.io.JsonEncoder;
 import org.apache.flink.annotation.Internal;
@@ -28,8 +31,16 @@ import org.apache.flink.formats.parquet.ParquetWriterFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.avro.AvroParquetReader;
 import org.apache.parquet.avro.AvroParquetWriter;
+import org.apache.parquet.avro.AvroSchemaConverter;
 import org.apache.parquet.hadoop.ParquetReader;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.api.WriteSupport;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.OutputFile;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.io.api.RecordConsumer;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
 
 /**
  * Encodes a sorted part as Parquet (through flink-parquet) and computes its content fingerprint.
@@ -43,6 +54,9 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 public final class PartEncoding {
     private static final byte[] FINGERPRINT_DOMAIN =
             "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
+
+    /** Where parquet-avro's writer keeps the Avro schema in the footer, and its reader looks. */
+    private static final String AVRO_SCHEMA_KEY = "parquet.avro.schema";
 
     private PartEncoding() {}
 
@@ -76,30 +90,52 @@ public final class PartEncoding {
     }
 
     /**
-     * Encodes one part row by row and fingerprints it on the way, so each row's record lives for
-     * its own turn only: a part of 250,000 rows never holds 250,000 records (and their boxed
-     * fields) at once, which G1 would otherwise promote and collect concurrently.
+     * Encodes one part row by row and fingerprints it on the way, so each row's record, if it needs
+     * one, lives for its own turn only: a part of 250,000 rows never holds 250,000 records (and
+     * their boxed fields) at once, which G1 would otherwise promote and collect concurrently. A
+     * {@link FlatRowFormat}'s snapshot rows need no record at all.
      */
-    public static final class PartWriter {
+    public static final class PartWriter<T> {
         private final BytesOutput out = new BytesOutput();
-        private final BulkWriter<GenericRecord> writer;
+        private final RowFormat<T> format;
         private final Fingerprint fingerprint;
+
+        /** Set when rows are written from their fields; else {@link #records} is. */
+        private final FlatRowFormat<T> flat;
+
+        private final BulkWriter<T> fields;
+        private final BulkWriter<GenericRecord> records;
         private int rows;
 
-        public PartWriter(PartKind kind, Schema schema, int schemaVersion) throws IOException {
-            this.writer = writer(kind, schema, out);
-            this.fingerprint = new Fingerprint(schema, schemaVersion);
+        public PartWriter(PartKind kind, RowFormat<T> format, int schemaVersion)
+                throws IOException {
+            this.format = format;
+            this.fingerprint = new Fingerprint(format.schema(), schemaVersion);
+            this.flat =
+                    kind == PartKind.SNAPSHOT && format instanceof FlatRowFormat<T> f ? f : null;
+            this.fields = flat == null ? null : flatParquetWriters(flat).create(out);
+            this.records = flat == null ? writer(kind, format.schema(), out) : null;
         }
 
-        public void add(GenericRecord row) throws IOException {
-            fingerprint.add(row);
-            writer.addElement(row);
+        public void add(T row) throws IOException {
+            if (flat != null) {
+                fields.addElement(row); // first: it checks each field against the schema
+                fingerprint.add(flat, row);
+            } else {
+                GenericRecord record = format.toRecord(row);
+                fingerprint.add(record);
+                records.addElement(record);
+            }
             rows++;
         }
 
         /** The file, once every row is added. */
         public byte[] finish() throws IOException {
-            writer.finish();
+            if (flat != null) {
+                fields.finish();
+            } else {
+                records.finish();
+            }
             return out.bytes.toByteArray();
         }
 
@@ -192,8 +228,9 @@ public final class PartEncoding {
 
     /**
      * SHA-256 over the schema version, the schema's canonical form and each row's Avro binary
-     * encoding (length-prefixed), in order. It depends on the logical content only, so it is the
-     * same whichever JVM wrote the file and whatever parquet-java put in the footer.
+     * encoding (length-prefixed; any NaN as the canonical one, as the file stores it), in order. It
+     * depends on the logical content only, so it is the same whichever JVM wrote the file and
+     * whatever parquet-java put in the footer.
      */
     public static String fingerprint(List<GenericRecord> rows, Schema schema, int schemaVersion) {
         Fingerprint fingerprint = new Fingerprint(schema, schemaVersion);
@@ -209,12 +246,14 @@ public final class PartEncoding {
         private static final byte[] LENGTH_SLOT = new byte[4];
 
         private final MessageDigest sha = sha256();
-        private final GenericDatumWriter<GenericRecord> writer;
+        private final FileDatumWriter writer;
 
         /** Each row's length and encoding, in turn, until a chunk is full. */
         private final RowBuffer rows = new RowBuffer();
 
-        private BinaryEncoder encoder;
+        private final BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(rows, null);
+        private final AvroFields fields = new AvroFields(encoder);
+        private String hex;
 
         Fingerprint(Schema schema, int schemaVersion) {
             sha.update(FINGERPRINT_DOMAIN);
@@ -223,27 +262,46 @@ public final class PartEncoding {
                             .putInt(schemaVersion)
                             .putLong(SchemaNormalization.parsingFingerprint64(schema))
                             .array());
-            writer = new GenericDatumWriter<>(schema);
+            writer = new FileDatumWriter(schema);
         }
 
         void add(GenericRecord r) {
-            int start = rows.size();
-            rows.write(LENGTH_SLOT, 0, 4);
-            encoder = EncoderFactory.get().directBinaryEncoder(rows, encoder);
+            int start = startRow();
             try {
                 writer.write(r, encoder);
             } catch (IOException e) {
                 throw new IllegalArgumentException("row does not match the part schema: " + r, e);
             }
+            endRow(start);
+        }
+
+        /** The same bytes as the row's record would give, written from its fields. */
+        <T> void add(FlatRowFormat<T> format, T row) {
+            int start = startRow();
+            format.writeFields(row, fields);
+            endRow(start);
+        }
+
+        private int startRow() {
+            int start = rows.size();
+            rows.write(LENGTH_SLOT, 0, 4);
+            return start;
+        }
+
+        private void endRow(int start) {
             ByteBuffer.wrap(rows.contents(), start, 4).putInt(rows.size() - start - 4);
             if (rows.size() >= CHUNK) {
                 hashRows();
             }
         }
 
+        /** The hash of every row added; asking again gives the same, adding more is a bug. */
         String hex() {
-            hashRows();
-            return HexFormat.of().formatHex(sha.digest());
+            if (hex == null) {
+                hashRows();
+                hex = HexFormat.of().formatHex(sha.digest());
+            }
+            return hex;
         }
 
         private void hashRows() {
@@ -252,16 +310,244 @@ public final class PartEncoding {
         }
     }
 
+    /**
+     * A flat row's fields in Avro binary encoding: byte for byte what Avro writes for its record,
+     * since a record's encoding is its fields' encodings in order, and these are Avro's own.
+     */
+    private record AvroFields(BinaryEncoder encoder) implements FlatRowFormat.Fields {
+        @Override
+        public void string(String value) {
+            try {
+                encoder.writeString(value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void int64(long value) {
+            try {
+                encoder.writeLong(value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void float64(double value) {
+            try {
+                encoder.writeDouble(Double.isNaN(value) ? Double.NaN : value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /**
+     * Avro's binary encoding of a record as its Parquet file holds it. Parquet stores any NaN as
+     * the canonical one ({@code Double.doubleToLongBits}), while Avro's encoder writes a NaN's raw
+     * bits; so a NaN is hashed as the canonical NaN, and the fingerprint recomputed from the file
+     * is the writer's. Without this, a NaN of other bits (as x86 arithmetic makes at run time) made
+     * the audit report a part as altered, and two executions of equal files look divergent.
+     */
+    private static final class FileDatumWriter extends GenericDatumWriter<GenericRecord> {
+        FileDatumWriter(Schema schema) {
+            super(schema);
+        }
+
+        @Override
+        protected void writeWithoutConversion(Schema schema, Object datum, Encoder out)
+                throws IOException {
+            if (datum instanceof Double d && d.isNaN()) {
+                out.writeDouble(Double.NaN);
+            } else if (datum instanceof Float f && f.isNaN()) {
+                out.writeFloat(Float.NaN);
+            } else {
+                super.writeWithoutConversion(schema, datum, out);
+            }
+        }
+    }
+
     /** Avro binary encoding of one record: the canonical bytes rows are sorted and hashed by. */
-    public static byte[] canonicalBytes(GenericRecord record) {
+    private static byte[] canonicalBytes(GenericRecord record) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
-            new GenericDatumWriter<GenericRecord>(record.getSchema())
+            new FileDatumWriter(record.getSchema())
                     .write(record, EncoderFactory.get().directBinaryEncoder(out, null));
         } catch (IOException e) {
             throw new IllegalArgumentException("row does not match its schema: " + record, e);
         }
         return out.toByteArray();
+    }
+
+    /** {@link #canonicalBytes(GenericRecord)} of the row's record, from its fields if flat. */
+    public static <T> byte[] canonicalBytes(RowFormat<T> format, T row) {
+        if (!(format instanceof FlatRowFormat<T> flat)) {
+            return canonicalBytes(format.toRecord(row));
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        flat.writeFields(row, new AvroFields(EncoderFactory.get().directBinaryEncoder(out, null)));
+        return out.toByteArray();
+    }
+
+    /**
+     * Refuses a schema a {@link FlatRowFormat} cannot write: anything but required strings, longs
+     * and doubles.
+     *
+     * @throws IllegalArgumentException naming the field and its type
+     */
+    public static void requireFlat(Schema schema) {
+        flatParquetType(schema);
+    }
+
+    /**
+     * The Parquet schema parquet-avro gives the Avro one, so that both ways of writing a part give
+     * the same file schema.
+     */
+    private static MessageType flatParquetType(Schema schema) {
+        for (Schema.Field field : schema.getFields()) {
+            Schema.Type type = field.schema().getType();
+            if (type != Schema.Type.STRING
+                    && type != Schema.Type.LONG
+                    && type != Schema.Type.DOUBLE) {
+                throw new IllegalArgumentException(
+                        "a FlatRowFormat writes required strings, longs and doubles only; field '"
+                                + field.name()
+                                + "' of "
+                                + schema.getFullName()
+                                + " is "
+                                + field.schema()
+                                + ": implement RowFormat instead");
+            }
+        }
+        return new AvroSchemaConverter(hadoopConf()).convert(schema);
+    }
+
+    /**
+     * The Parquet writers of a flat format's parts: as {@link #parquetWriters}, from fields instead
+     * of records. The footer carries the Avro schema, as parquet-avro's does, so readers get the
+     * same records back.
+     */
+    private static <T> ParquetWriterFactory<T> flatParquetWriters(FlatRowFormat<T> format) {
+        ParquetBuilder<T> builder =
+                out ->
+                        new FlatParquetBuilder<>(out, format)
+                                .withCompressionCodec(CompressionCodecName.SNAPPY)
+                                .withDictionaryEncoding(false)
+                                .withConf(hadoopConf())
+                                .build();
+        return new ParquetWriterFactory<>(builder);
+    }
+
+    private static final class FlatParquetBuilder<T>
+            extends ParquetWriter.Builder<T, FlatParquetBuilder<T>> {
+        private final FlatRowFormat<T> format;
+
+        FlatParquetBuilder(OutputFile file, FlatRowFormat<T> format) {
+            super(file);
+            this.format = format;
+        }
+
+        @Override
+        protected FlatParquetBuilder<T> self() {
+            return this;
+        }
+
+        @Override
+        protected WriteSupport<T> getWriteSupport(Configuration conf) {
+            return new FlatWriteSupport<>(format);
+        }
+    }
+
+    /** Hands each field to Parquet's record consumer, checking it against the schema. */
+    private static final class FlatWriteSupport<T> extends WriteSupport<T>
+            implements FlatRowFormat.Fields {
+        private final FlatRowFormat<T> format;
+        private final MessageType type;
+        private final PrimitiveTypeName[] types;
+        private RecordConsumer consumer;
+        private int field;
+
+        FlatWriteSupport(FlatRowFormat<T> format) {
+            this.format = format;
+            this.type = flatParquetType(format.schema());
+            this.types =
+                    type.getFields().stream()
+                            .map(f -> f.asPrimitiveType().getPrimitiveTypeName())
+                            .toArray(PrimitiveTypeName[]::new);
+        }
+
+        @Override
+        public WriteContext init(Configuration configuration) {
+            return new WriteContext(type, Map.of(AVRO_SCHEMA_KEY, format.schema().toString()));
+        }
+
+        @Override
+        public void prepareForWrite(RecordConsumer recordConsumer) {
+            this.consumer = recordConsumer;
+        }
+
+        @Override
+        public void write(T row) {
+            consumer.startMessage();
+            field = 0;
+            format.writeFields(row, this);
+            if (field != types.length) {
+                throw new IllegalArgumentException(
+                        "writeFields wrote "
+                                + field
+                                + " of the "
+                                + types.length
+                                + " fields of "
+                                + type.getName());
+            }
+            consumer.endMessage();
+        }
+
+        @Override
+        public void string(String value) {
+            if (value == null) {
+                throw new IllegalArgumentException(
+                        "field '" + type.getFieldName(field) + "' is a required string, got null");
+            }
+            start(PrimitiveTypeName.BINARY);
+            consumer.addBinary(Binary.fromString(value));
+            end();
+        }
+
+        @Override
+        public void int64(long value) {
+            start(PrimitiveTypeName.INT64);
+            consumer.addLong(value);
+            end();
+        }
+
+        @Override
+        public void float64(double value) {
+            start(PrimitiveTypeName.DOUBLE);
+            consumer.addDouble(value);
+            end();
+        }
+
+        private void start(PrimitiveTypeName written) {
+            if (field >= types.length || types[field] != written) {
+                throw new IllegalArgumentException(
+                        "writeFields wrote a "
+                                + written
+                                + " as field "
+                                + field
+                                + " of "
+                                + type.getName()
+                                + ", whose fields are "
+                                + type.getFields());
+            }
+            consumer.startField(type.getFieldName(field), field);
+        }
+
+        private void end() {
+            consumer.endField(type.getFieldName(field), field);
+            field++;
+        }
     }
 
     /** Without defaults: nothing to load from XML, nothing from the environment. */

@@ -1,5 +1,7 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.format.FlatRowFormat;
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
@@ -168,6 +170,9 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         Objects.requireNonNull(
                 store, "store is required, e.g. StoreSpec.parse(\"s3://bucket/prefix\")");
         Objects.requireNonNull(rowFormat, "row format is required");
+        if (rowFormat instanceof FlatRowFormat<T>) {
+            PartEncoding.requireFlat(rowFormat.schema());
+        }
         Objects.requireNonNull(backoff, "retries");
         if (inlineThresholdBytes < 0) {
             throw new IllegalArgumentException(

@@ -116,10 +116,10 @@ final class SnapshotWriter<T>
     void prepare(long windowStartMillis, int bucket, List<T> partRows)
             throws IOException, InterruptedException {
         WorkIdentity id = config.identity(windowStartMillis, bucket);
-        PartEncoding.PartWriter encoding =
-                new PartEncoding.PartWriter(config.kind(), format.schema(), config.schemaVersion());
+        PartEncoding.PartWriter<T> encoding =
+                new PartEncoding.PartWriter<>(config.kind(), format, config.schemaVersion());
         for (T row : sortedRows(partRows)) {
-            encoding.add(format.toRecord(row));
+            encoding.add(row);
         }
         byte[] file = encoding.finish();
         String fingerprint = encoding.fingerprint();
@@ -175,8 +175,7 @@ final class SnapshotWriter<T>
         for (int i = 0; i < keys.length; i++) {
             keys[i] = format.key(rows.get(i));
         }
-        int[] order =
-                KeyOrder.of(keys, i -> PartEncoding.canonicalBytes(format.toRecord(rows.get(i))));
+        int[] order = KeyOrder.of(keys, i -> PartEncoding.canonicalBytes(format, rows.get(i)));
         List<T> sorted = new ArrayList<>(order.length);
         for (int i : order) {
             sorted.add(rows.get(i));
