@@ -100,10 +100,12 @@ public final class PartEncoding {
         private final RowFormat<T> format;
         private final Fingerprint fingerprint;
 
-        /** Set when rows are written from their fields; else {@link #records} is. */
-        private final FlatRowFormat<T> flat;
-
+        /**
+         * Set when rows are written from their fields, each field to the file and the fingerprint
+         * at once; else {@link #records} is.
+         */
         private final BulkWriter<T> fields;
+
         private final BulkWriter<GenericRecord> records;
         private int rows;
 
@@ -111,16 +113,18 @@ public final class PartEncoding {
                 throws IOException {
             this.format = format;
             this.fingerprint = new Fingerprint(format.schema(), schemaVersion);
-            this.flat =
-                    kind == PartKind.SNAPSHOT && format instanceof FlatRowFormat<T> f ? f : null;
-            this.fields = flat == null ? null : flatParquetWriters(flat).create(out);
-            this.records = flat == null ? writer(kind, format.schema(), out) : null;
+            this.fields =
+                    kind == PartKind.SNAPSHOT && format instanceof FlatRowFormat<T> flat
+                            ? flatParquetWriter(flat, fingerprint.fields, out)
+                            : null;
+            this.records = fields == null ? writer(kind, format.schema(), out) : null;
         }
 
         public void add(T row) throws IOException {
-            if (flat != null) {
-                fields.addElement(row); // first: it checks each field against the schema
-                fingerprint.add(flat, row);
+            if (fields != null) {
+                int start = fingerprint.startRow();
+                fields.addElement(row);
+                fingerprint.endRow(start);
             } else {
                 GenericRecord record = format.toRecord(row);
                 fingerprint.add(record);
@@ -131,7 +135,7 @@ public final class PartEncoding {
 
         /** The file, once every row is added. */
         public byte[] finish() throws IOException {
-            if (flat != null) {
+            if (fields != null) {
                 fields.finish();
             } else {
                 records.finish();
@@ -252,7 +256,7 @@ public final class PartEncoding {
         private final RowBuffer rows = new RowBuffer();
 
         private final BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(rows, null);
-        private final AvroFields fields = new AvroFields(encoder);
+        final AvroFields fields = new AvroFields(encoder);
         private String hex;
 
         Fingerprint(Schema schema, int schemaVersion) {
@@ -275,20 +279,17 @@ public final class PartEncoding {
             endRow(start);
         }
 
-        /** The same bytes as the row's record would give, written from its fields. */
-        <T> void add(FlatRowFormat<T> format, T row) {
-            int start = startRow();
-            format.writeFields(row, fields);
-            endRow(start);
-        }
-
-        private int startRow() {
+        /**
+         * Opens a row whose fields a {@link FlatWriteSupport} writes to {@link #fields}: the same
+         * bytes as the row's record would give.
+         */
+        int startRow() {
             int start = rows.size();
             rows.write(LENGTH_SLOT, 0, 4);
             return start;
         }
 
-        private void endRow(int start) {
+        void endRow(int start) {
             ByteBuffer.wrap(rows.contents(), start, 4).putInt(rows.size() - start - 4);
             if (rows.size() >= CHUNK) {
                 hashRows();
@@ -317,8 +318,13 @@ public final class PartEncoding {
     private record AvroFields(BinaryEncoder encoder) implements FlatRowFormat.Fields {
         @Override
         public void string(String value) {
+            utf8(value.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** A string already in UTF-8: Avro writes a string as its UTF-8 bytes, length first. */
+        void utf8(byte[] value) {
             try {
-                encoder.writeString(value);
+                encoder.writeBytes(value);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -424,28 +430,33 @@ public final class PartEncoding {
     }
 
     /**
-     * The Parquet writers of a flat format's parts: as {@link #parquetWriters}, from fields instead
-     * of records. The footer carries the Avro schema, as parquet-avro's does, so readers get the
-     * same records back.
+     * The Parquet writer of a flat format's part: as {@link #parquetWriters}, from fields instead
+     * of records, each field also going to {@code canonical}. The footer carries the Avro schema,
+     * as parquet-avro's does, so readers get the same records back. The factory serves this part
+     * only and is never serialized, so it may hold the fingerprint's encoder.
      */
-    private static <T> ParquetWriterFactory<T> flatParquetWriters(FlatRowFormat<T> format) {
+    private static <T> BulkWriter<T> flatParquetWriter(
+            FlatRowFormat<T> format, AvroFields canonical, FSDataOutputStream out)
+            throws IOException {
         ParquetBuilder<T> builder =
-                out ->
-                        new FlatParquetBuilder<>(out, format)
+                file ->
+                        new FlatParquetBuilder<>(file, format, canonical)
                                 .withCompressionCodec(CompressionCodecName.SNAPPY)
                                 .withDictionaryEncoding(false)
                                 .withConf(hadoopConf())
                                 .build();
-        return new ParquetWriterFactory<>(builder);
+        return new ParquetWriterFactory<>(builder).create(out);
     }
 
     private static final class FlatParquetBuilder<T>
             extends ParquetWriter.Builder<T, FlatParquetBuilder<T>> {
         private final FlatRowFormat<T> format;
+        private final AvroFields canonical;
 
-        FlatParquetBuilder(OutputFile file, FlatRowFormat<T> format) {
+        FlatParquetBuilder(OutputFile file, FlatRowFormat<T> format, AvroFields canonical) {
             super(file);
             this.format = format;
+            this.canonical = canonical;
         }
 
         @Override
@@ -455,21 +466,26 @@ public final class PartEncoding {
 
         @Override
         protected WriteSupport<T> getWriteSupport(Configuration conf) {
-            return new FlatWriteSupport<>(format);
+            return new FlatWriteSupport<>(format, canonical);
         }
     }
 
-    /** Hands each field to Parquet's record consumer, checking it against the schema. */
+    /**
+     * Hands each field to Parquet's record consumer, checking it against the schema, and to the
+     * fingerprint's encoder: one pass over a row's fields, a string encoded to UTF-8 once.
+     */
     private static final class FlatWriteSupport<T> extends WriteSupport<T>
             implements FlatRowFormat.Fields {
         private final FlatRowFormat<T> format;
+        private final AvroFields canonical;
         private final MessageType type;
         private final PrimitiveTypeName[] types;
         private RecordConsumer consumer;
         private int field;
 
-        FlatWriteSupport(FlatRowFormat<T> format) {
+        FlatWriteSupport(FlatRowFormat<T> format, AvroFields canonical) {
             this.format = format;
+            this.canonical = canonical;
             this.type = flatParquetType(format.schema());
             this.types =
                     type.getFields().stream()
@@ -510,9 +526,11 @@ public final class PartEncoding {
                 throw new IllegalArgumentException(
                         "field '" + type.getFieldName(field) + "' is a required string, got null");
             }
+            byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
             start(PrimitiveTypeName.BINARY);
-            consumer.addBinary(Binary.fromString(value));
+            consumer.addBinary(Binary.fromConstantByteArray(utf8));
             end();
+            canonical.utf8(utf8);
         }
 
         @Override
@@ -520,6 +538,7 @@ public final class PartEncoding {
             start(PrimitiveTypeName.INT64);
             consumer.addLong(value);
             end();
+            canonical.int64(value);
         }
 
         @Override
@@ -527,6 +546,7 @@ public final class PartEncoding {
             start(PrimitiveTypeName.DOUBLE);
             consumer.addDouble(value);
             end();
+            canonical.float64(value);
         }
 
         private void start(PrimitiveTypeName written) {

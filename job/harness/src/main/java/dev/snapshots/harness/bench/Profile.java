@@ -20,6 +20,12 @@ import jdk.jfr.consumer.RecordingFile;
  */
 final class Profile {
     private static final int TOP = 12;
+    private static final List<String> NOT_LIBRARY =
+            List.of(
+                    "dev.snapshots.job.",
+                    "dev.snapshots.harness.",
+                    "dev.snapshots.cli.",
+                    "dev.snapshots.testkit.");
 
     private Profile() {}
 
@@ -46,16 +52,7 @@ final class Profile {
                     .findFirst()
                     .ifPresent(f -> ours.merge(name(f), 1, Integer::sum));
             frames.stream()
-                    .filter(
-                            f ->
-                                    !f.getMethod()
-                                                    .getType()
-                                                    .getName()
-                                                    .startsWith("dev.snapshots.job.")
-                                            && f.getMethod()
-                                                    .getType()
-                                                    .getName()
-                                                    .startsWith("dev.snapshots."))
+                    .filter(f -> inLibrary(f.getMethod().getType().getName()))
                     .findFirst()
                     .ifPresent(f -> sink.merge(name(f), 1, Integer::sum));
         }
@@ -66,6 +63,15 @@ final class Profile {
         out.put("ourInnermostFramesPercent", shares(ours, samples));
         out.put("libraryInnermostFramesPercent", shares(sink, samples));
         return out;
+    }
+
+    /**
+     * Whether a class is the sink library's: ours, but not the job's, nor the harness's (the
+     * benchmark's own generator and FileSink adapter are not the sink), nor the command line's.
+     */
+    static boolean inLibrary(String className) {
+        return className.startsWith("dev.snapshots.")
+                && NOT_LIBRARY.stream().noneMatch(className::startsWith);
     }
 
     /**
