@@ -112,13 +112,18 @@ final class BenchReport {
                     {"s3RequestsPerObject", "S3 requests per object"},
                     {"s3RequestsPerDataObject", "S3 requests per data object"}
                 }) {
-            if (sinks.values().stream().allMatch(s -> s.get(series[0]) == null)) {
-                continue; // not measured in this run: S3 requests on files, say
-            }
-            t.append(series[1]).append(':');
+            // A sink that does not measure a figure (no pointer in FileSink, no S3 requests on
+            // files) is left out of its line, and a line no sink measured is left out.
+            StringBuilder line = new StringBuilder();
             sinks.forEach(
-                    (sink, s) -> t.append("  ").append(sink).append(' ').append(s.get(series[0])));
-            t.append('\n');
+                    (sink, s) -> {
+                        if (s.get(series[0]) != null) {
+                            line.append("  ").append(sink).append(' ').append(s.get(series[0]));
+                        }
+                    });
+            if (line.length() > 0) {
+                t.append(series[1]).append(':').append(line).append('\n');
+            }
         }
         sinks.forEach(
                 (sink, s) -> {
