@@ -115,9 +115,8 @@ class SnapshotJobITCase {
 
         assertThatThrownBy(
                         () -> start(config(store, "--windows", "2", "--schema-version", "2"), null))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(
-                        "telemetry v=1 is written with schema version 1, and this job writes schema 2")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("schema version 1 (recorded), 2 (this run)")
                 .hasMessageContaining("--job-version 2");
         JobConfig bumped =
                 config(store, "--windows", "2", "--schema-version", "2", "--job-version", "2");

@@ -2,11 +2,6 @@ package dev.snapshots.job;
 
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
-import dev.snapshots.key.PartKind;
-import dev.snapshots.progress.CompletionPointer;
-import dev.snapshots.store.ObjectStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.UUID;
 import org.apache.flink.annotation.Internal;
@@ -14,8 +9,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.CheckpointConfig;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The job's entry point on a cluster ({@code flink run snapshots-job.jar --store s3://...}) and
@@ -23,8 +16,6 @@ import org.slf4j.LoggerFactory;
  */
 @Internal
 public final class SnapshotJob {
-    private static final Logger LOG = LoggerFactory.getLogger(SnapshotJob.class);
-
     private SnapshotJob() {}
 
     public static void main(String[] args) throws Exception {
@@ -52,33 +43,8 @@ public final class SnapshotJob {
     }
 
     static void configure(StreamExecutionEnvironment env, JobConfig config) {
-        requireSchemaOfVersion(config);
         environment(env, config);
         SnapshotPipeline.build(env, config, Sources.create(env, config));
-    }
-
-    /**
-     * One job version holds one schema: refused here, before submitting, rather than by every
-     * writer of a crash-looping job. A store out of reach now is left to the writers' own check.
-     */
-    static void requireSchemaOfVersion(JobConfig config) {
-        try (ObjectStore store = config.store().open()) {
-            CompletionPointer.requireSchema(
-                    store,
-                    PartKind.SNAPSHOT,
-                    config.pipeline(),
-                    config.jobVersion(),
-                    config.schemaVersion());
-        } catch (IllegalStateException e) {
-            throw new IllegalArgumentException(
-                    e.getMessage() + " (--job-version " + (config.jobVersion() + 1) + ")", e);
-        } catch (IOException | UncheckedIOException e) {
-            LOG.warn(
-                    "Could not read which schema {} v{} is written with, before submitting: {}",
-                    config.pipeline(),
-                    config.jobVersion(),
-                    e.toString());
-        }
     }
 
     /** Parallelism and checkpointing, before the pipeline is built on {@code env}. */

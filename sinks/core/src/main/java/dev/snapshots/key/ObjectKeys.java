@@ -56,6 +56,21 @@ public final class ObjectKeys {
      */
     public static final String STAGING_PREFIX = "_staging/";
 
+    /** Where a store's conformance probe writes ({@code StoreConformance}); nothing stays. */
+    public static final String CONFORMANCE_PREFIX = "_conformance/";
+
+    /**
+     * What a job version's keys and bucket assignment depend on, recorded at its first write: see
+     * {@code VersionIdentity}.
+     */
+    public static final String IDENTITY_FILE = "_identity.json";
+
+    /**
+     * The version of this key layout and its digest; recorded with each job version's identity, so
+     * a release that lays keys out differently cannot write into a version an older one started.
+     */
+    public static final int KEY_SCHEME = 1;
+
     private static final String LOCK_SUFFIX = ".lock";
 
     private static final int DIGEST_HEX_CHARS = 16;
@@ -174,6 +189,11 @@ public final class ObjectKeys {
         return pipeline + "/v=" + jobVersion + "/";
     }
 
+    /** The recorded identity of one job version's output of {@code kind}. */
+    public static String identityKey(PartKind kind, String pipeline, int jobVersion) {
+        return kind.prefix() + versionPrefix(pipeline, jobVersion) + IDENTITY_FILE;
+    }
+
     /** The completion pointer of one pipeline and job version. */
     public static String progressKey(PartKind kind, String pipeline, int jobVersion) {
         return kind.prefix() + versionPrefix(pipeline, jobVersion) + PROGRESS_FILE;
@@ -278,11 +298,14 @@ public final class ObjectKeys {
     }
 
     /**
-     * The protocol's own objects beside the parts and manifests: pointers and their logs, evidence,
-     * staged copies, audit acknowledgements, and pointer locks left by releases before 0.2.
+     * The protocol's own objects beside the parts and manifests: pointers and their logs, version
+     * identities, conformance probes, evidence, staged copies, audit acknowledgements, and pointer
+     * locks left by releases before 0.2.
      */
     public static boolean isProtocolObject(String key) {
         return isPointer(key)
+                || key.endsWith("/" + IDENTITY_FILE)
+                || key.startsWith(CONFORMANCE_PREFIX)
                 || key.startsWith(DIVERGENCE_PREFIX)
                 || key.startsWith(STAGING_PREFIX)
                 || key.startsWith(AUDIT_PREFIX);

@@ -139,24 +139,6 @@ public final class CompletionPointer {
                 .filter(v -> v >= 0);
     }
 
-    /**
-     * Refuses to write {@code schemaVersion} into a job version already written with another: parts
-     * of two schemas in one version would be read twice by a reader's glob, and look like
-     * duplicates to the audit. A new schema takes a new job version.
-     *
-     * @throws IllegalStateException naming both schema versions and the fix
-     * @throws IOException if the pointer cannot be read
-     */
-    public static void requireSchema(
-            ObjectStore store, PartKind kind, String pipeline, int jobVersion, int schemaVersion)
-            throws IOException {
-        Optional<Integer> recorded = schemaVersion(store, kind, pipeline, jobVersion);
-        if (recorded.isPresent() && recorded.get() != schemaVersion) {
-            throw new IllegalStateException(
-                    schemaMismatch(pipeline, jobVersion, recorded.get(), schemaVersion));
-        }
-    }
-
     private static String schemaMismatch(
             String pipeline, int jobVersion, int recorded, int writing) {
         return pipeline

@@ -87,6 +87,10 @@ public final class CanonicalSnapshotSink<T>
      *     max parallelism, the parallelism would split a bucket between subtasks, or checkpoints
      *     could fall between a window's rows and its watermark (unaligned checkpoints with
      *     interruptible timers or without chaining)
+     * @throws IllegalStateException if the store does not refuse a second create-if-absent, or the
+     *     job version was first written with another B, bucketing, window length or schema (see
+     *     {@link dev.snapshots.store.StoreConformance}, {@link
+     *     dev.snapshots.progress.VersionIdentity}); checked here, before the job starts
      */
     public DataStreamSink<T> writeWindows(DataStream<T> windowResults) {
         if (config.bucketing() != Bucketing.KEY_GROUPS) {
@@ -121,6 +125,7 @@ public final class CanonicalSnapshotSink<T>
                             + " window's rows and the watermark that closes its parts, and the"
                             + " writer keeps no open rows in state: turn either off");
         }
+        Preflight.atBuild(config, maxParallelism);
         DataStreamSink<T> sink =
                 windowResults
                         .sinkTo(new WindowRowsSink<>(config, maxParallelism))
@@ -142,9 +147,12 @@ public final class CanonicalSnapshotSink<T>
      *
      * @param windowResults rows of closed windows, each with its window's timestamp, as a window
      *     function emits them
+     * @throws IllegalStateException as {@link #writeWindows}: the store or the job version's
+     *     identity refused
      */
     public DataStreamSink<SnapshotPart<T>> assemble(DataStream<T> windowResults) {
         int laidOut = maxParallelism(windowResults);
+        Preflight.atBuild(config, laidOut);
         return PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
                 .sinkTo(new CanonicalSnapshotSink<>(config, laidOut))
                 .name(config.sinkUid())

@@ -1,9 +1,11 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
 import org.apache.flink.annotation.Internal;
@@ -156,6 +158,24 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     /** The run of this sink that a writer's marks belong to. */
     public SnapshotCommittable.Run run() {
         return new SnapshotCommittable.Run(pipeline, jobVersion, kind, runId);
+    }
+
+    /**
+     * What this output's keys and bucket assignment depend on, laid out over {@code
+     * maxParallelism}: recorded per job version, see {@link VersionIdentity}.
+     */
+    public VersionIdentity versionIdentity(int maxParallelism) {
+        return new VersionIdentity(
+                kind,
+                pipeline,
+                jobVersion,
+                schemaVersion,
+                bucketCount,
+                bucketing.name(),
+                bucketing == Bucketing.KEY_GROUPS ? maxParallelism : 0,
+                windowLengthMillis,
+                pinnedInputs,
+                ObjectKeys.KEY_SCHEME);
     }
 
     /** What the completion pointer of this sink's output is about. */

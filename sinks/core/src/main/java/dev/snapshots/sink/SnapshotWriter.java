@@ -5,11 +5,9 @@ import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
-import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -58,28 +56,7 @@ final class SnapshotWriter<T>
         this.staged = context.metricGroup().counter("partsStaged");
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
-        requireOneSchemaPerJobVersion();
-    }
-
-    /**
-     * See {@link CompletionPointer#requireSchema}. An unreadable pointer does not stop the writer:
-     * parts come first.
-     */
-    private void requireOneSchemaPerJobVersion() {
-        try {
-            CompletionPointer.requireSchema(
-                    store,
-                    config.kind(),
-                    config.pipeline(),
-                    config.jobVersion(),
-                    config.schemaVersion());
-        } catch (IOException | UncheckedIOException e) {
-            LOG.warn(
-                    "Could not read which schema {} v{} is written with: {}",
-                    config.pipeline(),
-                    config.jobVersion(),
-                    e.getMessage());
-        }
+        Preflight.inWriter(config, maxParallelism, store, retries);
     }
 
     @Override

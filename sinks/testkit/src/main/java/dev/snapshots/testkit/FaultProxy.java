@@ -69,6 +69,7 @@ public final class FaultProxy implements AutoCloseable {
     private final AtomicInteger forcedRemaining = new AtomicInteger();
     private volatile Fault forced;
     private volatile Runnable beforeForcedReply = () -> {};
+    private volatile boolean stripConditions;
 
     public FaultProxy(String target, long seed) throws IOException {
         this.target = target;
@@ -114,6 +115,15 @@ public final class FaultProxy implements AutoCloseable {
         beforeForcedReply = meanwhile;
         forced = fault;
         forcedRemaining.set(count);
+        return this;
+    }
+
+    /**
+     * Forwards requests without {@code If-None-Match} and {@code If-Match}, as some proxies do: the
+     * store behind then really overwrites what a conditional write would have refused.
+     */
+    public FaultProxy stripConditionalHeaders() {
+        stripConditions = true;
         return this;
     }
 
@@ -287,7 +297,10 @@ public final class FaultProxy implements AutoCloseable {
         exchange.getRequestHeaders()
                 .forEach(
                         (name, values) -> {
-                            if (!HOP_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+                            String lower = name.toLowerCase(Locale.ROOT);
+                            boolean condition =
+                                    lower.equals("if-none-match") || lower.equals("if-match");
+                            if (!HOP_HEADERS.contains(lower) && !(stripConditions && condition)) {
                                 values.forEach(v -> request.header(name, v));
                             }
                         });

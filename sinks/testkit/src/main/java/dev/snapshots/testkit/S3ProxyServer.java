@@ -23,6 +23,7 @@ import org.apache.flink.annotation.PublicEvolving;
 @PublicEvolving
 public final class S3ProxyServer {
     private static S3ProxyServer instance;
+    private static S3ProxyServer withoutConditionalWrites;
 
     private final String endpoint;
 
@@ -33,9 +34,20 @@ public final class S3ProxyServer {
     /** The shared server, started on first use. */
     public static synchronized S3ProxyServer get() {
         if (instance == null) {
-            instance = start();
+            instance = start("s3proxy.jar", "filesystem-nio2");
         }
         return instance;
+    }
+
+    /**
+     * S3Proxy 2.0.0, a real S3-compatible server that ignores {@code If-None-Match}: a second
+     * conditional PUT replaces the object. What the sink must refuse to publish to.
+     */
+    public static synchronized S3ProxyServer withoutConditionalWrites() {
+        if (withoutConditionalWrites == null) {
+            withoutConditionalWrites = start("s3proxy.legacy.jar", "filesystem");
+        }
+        return withoutConditionalWrites;
     }
 
     public String endpoint() {
@@ -68,12 +80,13 @@ public final class S3ProxyServer {
         }
     }
 
-    private static S3ProxyServer start() {
-        String jar = System.getProperty("s3proxy.jar");
+    private static S3ProxyServer start(String jarProperty, String provider) {
+        String jar = System.getProperty(jarProperty);
         if (jar == null || !Files.exists(Path.of(jar))) {
             throw new IllegalStateException(
-                    "system property s3proxy.jar must point at s3proxy-4.1.0-jar-with-dependencies.jar"
-                            + " (the build sets it; got "
+                    "system property "
+                            + jarProperty
+                            + " must point at an s3proxy jar-with-dependencies (the build sets it; got "
                             + jar
                             + ")");
         }
@@ -88,7 +101,7 @@ public final class S3ProxyServer {
                     List.of(
                             "s3proxy.endpoint=" + endpoint,
                             "s3proxy.authorization=none",
-                            "jclouds.provider=filesystem-nio2",
+                            "jclouds.provider=" + provider,
                             "jclouds.filesystem.basedir=" + dir.resolve("data")));
             Process process =
                     new ProcessBuilder(

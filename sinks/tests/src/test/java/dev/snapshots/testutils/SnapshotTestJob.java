@@ -118,6 +118,10 @@ public final class SnapshotTestJob {
         return this;
     }
 
+    public StoreSpec store() {
+        return store;
+    }
+
     public int bucketCount() {
         return bucketCount;
     }

@@ -36,7 +36,7 @@ public final class StoreContents {
         List<String> all = new ArrayList<>();
         store.list(ObjectKeys.versionPrefix(pipeline, jobVersion), o -> all.add(o.key()));
         for (String key : all) {
-            if (ObjectKeys.isPointer(key) || ObjectKeys.parseManifest(key).isPresent()) {
+            if (ObjectKeys.isProtocolObject(key) || ObjectKeys.parseManifest(key).isPresent()) {
                 continue;
             }
             PartKey parsed = ObjectKeys.parse(key).orElse(null);

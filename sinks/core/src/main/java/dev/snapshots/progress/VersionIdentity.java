@@ -1,0 +1,184 @@
+package dev.snapshots.progress;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * Everything a job version's keys and bucket assignment depend on, recorded in the store at its
+ * first write ({@code .../v=N/_identity.json}, create-if-absent) and required of every later run of
+ * that version.
+ *
+ * <p>Why: a redeploy that keeps the job version but changes B writes {@code -of-00008-} parts
+ * beside {@code -of-00004-} ones, and a reader's glob of {@code v=N/} reads every row twice; a
+ * switch of bucketing keeps the keys and moves rows between parts, so a key's rows end up in two
+ * parts or in none. Each is one edited setting, and each succeeds silently unless checked.
+ *
+ * @param maxParallelism the max parallelism key-group buckets are laid out over; 0 where the
+ *     bucketing does not depend on it
+ * @param keyScheme {@link ObjectKeys#KEY_SCHEME}
+ */
+@PublicEvolving
+public record VersionIdentity(
+        PartKind kind,
+        String pipeline,
+        int jobVersion,
+        int schemaVersion,
+        int buckets,
+        String bucketing,
+        int maxParallelism,
+        long windowLengthMillis,
+        String pinnedInputs,
+        int keyScheme) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int FORMAT = 1;
+
+    /** A run's settings differ from what its job version was first written with. */
+    public static final class IdentityMismatchException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        IdentityMismatchException(String message) {
+            super(message);
+        }
+    }
+
+    /** What the store recorded for a job version, if anything. */
+    public static Optional<VersionIdentity> read(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        Optional<ObjectStore.VersionedContent> recorded =
+                store.get(ObjectKeys.identityKey(kind, pipeline, jobVersion));
+        return recorded.isPresent()
+                ? Optional.of(parse(kind, recorded.get().content()))
+                : Optional.empty();
+    }
+
+    /**
+     * Records this identity if its job version has none, else requires the recorded one to equal
+     * it. A version written before identities were recorded gets this one, once its pointer's
+     * schema agrees.
+     *
+     * @throws IdentityMismatchException naming each differing setting with both values, and the job
+     *     version to use instead
+     * @throws IOException if the store cannot be read or written
+     */
+    public void require(ObjectStore store) throws IOException {
+        Optional<VersionIdentity> recorded = read(store, kind, pipeline, jobVersion);
+        if (recorded.isEmpty()) {
+            Optional<Integer> legacySchema =
+                    CompletionPointer.schemaVersion(store, kind, pipeline, jobVersion);
+            if (legacySchema.isPresent() && legacySchema.get() != schemaVersion) {
+                throw new IdentityMismatchException(
+                        mismatch(
+                                List.of(
+                                        difference(
+                                                "schema version",
+                                                legacySchema.get(),
+                                                schemaVersion))));
+            }
+            if (store.putIfAbsent(
+                    ObjectKeys.identityKey(kind, pipeline, jobVersion), render(), Map.of())) {
+                return;
+            }
+            recorded = read(store, kind, pipeline, jobVersion); // another run recorded it first
+        }
+        List<String> differences = differences(recorded.orElseThrow());
+        if (!differences.isEmpty()) {
+            throw new IdentityMismatchException(mismatch(differences));
+        }
+    }
+
+    private List<String> differences(VersionIdentity r) {
+        List<String> d = new ArrayList<>();
+        add(d, "buckets (B)", r.buckets, buckets);
+        add(d, "bucketing", r.bucketing, bucketing);
+        add(d, "max parallelism of the buckets", r.maxParallelism, maxParallelism);
+        add(
+                d,
+                "window length",
+                Duration.ofMillis(r.windowLengthMillis),
+                Duration.ofMillis(windowLengthMillis));
+        add(d, "schema version", r.schemaVersion, schemaVersion);
+        add(d, "pinned inputs", show(r.pinnedInputs), show(pinnedInputs));
+        add(d, "key scheme", r.keyScheme, keyScheme);
+        return d;
+    }
+
+    private static void add(List<String> differences, String what, Object recorded, Object now) {
+        if (!recorded.equals(now)) {
+            differences.add(difference(what, recorded, now));
+        }
+    }
+
+    private static String difference(String what, Object recorded, Object now) {
+        return what + " " + recorded + " (recorded), " + now + " (this run)";
+    }
+
+    private static String show(String pinnedInputs) {
+        return pinnedInputs.isEmpty() ? "none" : pinnedInputs;
+    }
+
+    private String mismatch(List<String> differences) {
+        return pipeline
+                + " v="
+                + jobVersion
+                + (kind == PartKind.SNAPSHOT ? "" : " (" + kind + ")")
+                + " was first written with other settings than this run's: "
+                + String.join("; ", differences)
+                + ". One job version holds one layout: parts of two would be read twice by a"
+                + " reader of v="
+                + jobVersion
+                + ", or split a key's rows between parts. Nothing was written. Run with the"
+                + " recorded settings, or start a new job version (--job-version "
+                + (jobVersion + 1)
+                + "), which replays into a namespace of its own.";
+    }
+
+    byte[] render() throws IOException {
+        Map<String, Object> doc = new TreeMap<>();
+        doc.put("format", FORMAT);
+        doc.put("pipeline", pipeline);
+        doc.put("jobVersion", jobVersion);
+        doc.put("schemaVersion", schemaVersion);
+        doc.put("buckets", buckets);
+        doc.put("bucketing", bucketing);
+        doc.put("maxParallelism", maxParallelism);
+        doc.put("windowLengthMillis", windowLengthMillis);
+        doc.put("pinnedInputs", pinnedInputs);
+        doc.put("keyScheme", keyScheme);
+        doc.put("recordedAt", Instant.now().toString());
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc);
+    }
+
+    private static VersionIdentity parse(PartKind kind, byte[] content) throws IOException {
+        JsonNode doc = JSON.readTree(content);
+        if (doc.path("format").asInt() > FORMAT) {
+            throw new IOException(
+                    "the job version's identity record is format "
+                            + doc.path("format").asInt()
+                            + ", written by a newer release; this one reads up to "
+                            + FORMAT);
+        }
+        return new VersionIdentity(
+                kind,
+                doc.path("pipeline").asText(),
+                doc.path("jobVersion").asInt(),
+                doc.path("schemaVersion").asInt(),
+                doc.path("buckets").asInt(),
+                doc.path("bucketing").asText(),
+                doc.path("maxParallelism").asInt(),
+                doc.path("windowLengthMillis").asLong(),
+                doc.path("pinnedInputs").asText(),
+                doc.path("keyScheme").asInt());
+    }
+}

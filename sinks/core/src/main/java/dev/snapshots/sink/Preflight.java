@@ -1,0 +1,72 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.progress.VersionIdentity;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreConformance;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the guarantee rests on, checked before anything is published: a store that refuses a second
+ * create-if-absent ({@link StoreConformance}) and one identity per job version ({@link
+ * VersionIdentity}). Run as the topology is built, so a refusal stops a submission before it
+ * starts, and by every writer as it opens, for a job built some other way or restored from a
+ * savepoint under changed settings.
+ */
+final class Preflight {
+    private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
+
+    private Preflight() {}
+
+    static void check(SnapshotSinkConfig<?> config, int maxParallelism, ObjectStore store)
+            throws IOException {
+        StoreConformance.require(store);
+        config.versionIdentity(maxParallelism).require(store);
+    }
+
+    /**
+     * Where the job is built: a refusal throws; a store out of reach from here (a client outside
+     * the job's network) is left to the writers.
+     */
+    static void atBuild(SnapshotSinkConfig<?> config, int maxParallelism) {
+        try (ObjectStore store = config.store().open()) {
+            check(config, maxParallelism, store);
+        } catch (IOException | UncheckedIOException e) {
+            LOG.warn(
+                    "Could not check {} before building the job ({}); its writers check it before"
+                            + " they publish",
+                    config.store(),
+                    e.toString());
+        }
+    }
+
+    /**
+     * In a writer, with the sink's retries for a store that is only failing for now. A refusal
+     * fails the job without restarts, which could only repeat it.
+     */
+    static void inWriter(
+            SnapshotSinkConfig<?> config, int maxParallelism, ObjectStore store, Counter retries)
+            throws IOException {
+        try {
+            config.backoff()
+                    .run(
+                            retries,
+                            "check " + store.describe() + " before publishing",
+                            () -> {
+                                check(config, maxParallelism, store);
+                                return null;
+                            });
+        } catch (StoreConformance.NonConformingStoreException
+                | VersionIdentity.IdentityMismatchException e) {
+            throw new SuppressRestartsException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while checking " + store.describe());
+        }
+    }
+}

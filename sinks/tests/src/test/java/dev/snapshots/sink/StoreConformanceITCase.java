@@ -1,0 +1,134 @@
+package dev.snapshots.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreConformance;
+import dev.snapshots.store.StoreConformance.NonConformingStoreException;
+import dev.snapshots.store.StoreConformance.Verdict;
+import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.FaultProxy;
+import dev.snapshots.testkit.S3ProxyServer;
+import dev.snapshots.testkit.StoreKind;
+import dev.snapshots.testutils.CountingMetricGroup;
+import dev.snapshots.testutils.KeyTotal;
+import dev.snapshots.testutils.Readings;
+import dev.snapshots.testutils.SnapshotTestJob;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The store must refuse a second create-if-absent before anything is published to it. Proven
+ * against real servers: S3Proxy 4.1.0 and the local filesystem conform; S3Proxy 2.0.0 ignores
+ * {@code If-None-Match} and replaces the object; a proxy that strips the header makes S3Proxy 4.1.0
+ * replace it too.
+ */
+class StoreConformanceITCase {
+    @RegisterExtension static final MiniClusterExtension CLUSTER = new MiniClusterExtension();
+
+    private static final Readings READINGS = Readings.of(4, 60_000, 20, 10);
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(StoreKind.class)
+    void aStoreThatRefusesASecondCreateConformsAndKeepsNothingOfTheProbe(StoreKind kind)
+            throws Exception {
+        try (ObjectStore store = kind.fresh().open()) {
+            Verdict verdict = StoreConformance.probe(store);
+
+            assertThat(verdict.conforming()).as(verdict.toString()).isTrue();
+            assertThat(everything(store)).isEmpty();
+        }
+    }
+
+    @Test
+    void aServerThatIgnoresIfNoneMatchIsNamedWithTheOperation() throws Exception {
+        StoreSpec spec = withoutConditionalWrites();
+        try (ObjectStore store = spec.open()) {
+            Verdict verdict = StoreConformance.probe(store);
+
+            assertThat(verdict.conforming()).isFalse();
+            assertThat(StoreConformance.refusal(verdict))
+                    .contains(spec.toString())
+                    .contains(S3ProxyServer.withoutConditionalWrites().endpoint())
+                    .contains("a conditional PUT (If-None-Match: *) over an existing object")
+                    .contains("replaced it")
+                    .contains("Nothing was published");
+            assertThat(everything(store)).isEmpty();
+        }
+    }
+
+    @Test
+    void aProxyThatStripsTheConditionIsRefused() throws Exception {
+        S3ProxyServer s3 = S3ProxyServer.get();
+        try (FaultProxy proxy = new FaultProxy(s3.endpoint(), 1).stripConditionalHeaders();
+                ObjectStore store =
+                        StoreSpec.parse("s3://" + s3.createBucket("strip") + "/out")
+                                .withEndpoint(proxy.endpoint())
+                                .open()) {
+            assertThat(StoreConformance.probe(store).violation())
+                    .hasValueSatisfying(v -> assertThat(v).contains("If-None-Match"));
+        }
+    }
+
+    /**
+     * Tried as a new user would: a job into such a store is refused before it is submitted, and
+     * nothing is published.
+     */
+    @Test
+    void aJobIntoANonConformingStoreIsRefusedBeforeItStarts() throws Exception {
+        StoreSpec spec = withoutConditionalWrites();
+
+        assertThatThrownBy(() -> SnapshotTestJob.over(READINGS).store(spec).start())
+                .isInstanceOf(NonConformingStoreException.class)
+                .hasMessageContaining(spec.toString());
+        try (ObjectStore store = spec.open()) {
+            assertThat(everything(store)).isEmpty();
+        }
+    }
+
+    /** A writer opened any other way (a job built elsewhere) refuses too, and for good. */
+    @Test
+    void aWriterRefusesWithoutRestarts() throws Exception {
+        StoreSpec spec = withoutConditionalWrites();
+        SnapshotSinkConfig<KeyTotal> config =
+                CanonicalSnapshotSink.<KeyTotal>builder()
+                        .pipeline("readings")
+                        .jobVersion(1)
+                        .bucketCount(4)
+                        .store(spec)
+                        .rowFormat(new KeyTotal.Format())
+                        .build()
+                        .config();
+        try (ObjectStore store = spec.open()) {
+            assertThatThrownBy(
+                            () ->
+                                    Preflight.inWriter(
+                                            config,
+                                            128,
+                                            store,
+                                            new CountingMetricGroup().counter("retries")))
+                    .isInstanceOf(SuppressRestartsException.class)
+                    .hasRootCauseInstanceOf(NonConformingStoreException.class);
+        }
+    }
+
+    private static StoreSpec withoutConditionalWrites() {
+        S3ProxyServer legacy = S3ProxyServer.withoutConditionalWrites();
+        return StoreSpec.parse("s3://" + legacy.createBucket("legacy") + "/out")
+                .withEndpoint(legacy.endpoint());
+    }
+
+    private static List<String> everything(ObjectStore store) throws IOException {
+        List<String> keys = new ArrayList<>();
+        store.list("", o -> keys.add(o.key()));
+        return keys;
+    }
+}

@@ -1,0 +1,153 @@
+package dev.snapshots.sink;
+
+import static dev.snapshots.sink.SnapshotSinkITCase.awaitParts;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.snapshots.key.PartKind;
+import dev.snapshots.progress.VersionIdentity;
+import dev.snapshots.progress.VersionIdentity.IdentityMismatchException;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.StoreKind;
+import dev.snapshots.testutils.CountingMetricGroup;
+import dev.snapshots.testutils.KeyTotal;
+import dev.snapshots.testutils.Readings;
+import dev.snapshots.testutils.SnapshotTestJob;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * One identity per job version: a run whose B, bucketing or window length differs from what its
+ * version was first written with is refused before it writes anything, with both values and the
+ * fix. Tried as a user would: a finished run, then a redeploy with one setting edited.
+ */
+class VersionIdentityITCase {
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    private static final Readings READINGS = Readings.of(4, 60_000, 40, 16);
+
+    static Stream<Arguments> edits() {
+        return Stream.of(
+                Arguments.of(
+                        "B 4 to 8",
+                        (UnaryOperator<SnapshotTestJob>) j -> j.bucketCount(8),
+                        "buckets (B) 4 (recorded), 8 (this run)"),
+                Arguments.of(
+                        "key groups to hash",
+                        (UnaryOperator<SnapshotTestJob>) j -> j.bucketing(Bucketing.HASH),
+                        "bucketing KEY_GROUPS (recorded), HASH (this run)"),
+                Arguments.of(
+                        "window 1 to 2 minutes",
+                        (UnaryOperator<SnapshotTestJob>)
+                                j ->
+                                        SnapshotTestJob.over(Readings.of(2, 120_000, 40, 16))
+                                                .store(j.store()),
+                        "window length PT1M (recorded), PT2M (this run)"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("edits")
+    void aRedeployWithOneSettingEditedIsRefusedBeforeItWrites(
+            String name, UnaryOperator<SnapshotTestJob> edit, String named) throws Exception {
+        StoreSpec store = StoreKind.S3_INLINE.fresh();
+        SnapshotTestJob.over(READINGS).store(store).run();
+        List<String> before = everything(store);
+
+        assertThatThrownBy(() -> edit.apply(SnapshotTestJob.over(READINGS).store(store)).start())
+                .isInstanceOf(IdentityMismatchException.class)
+                .hasMessageContaining("readings v=1 was first written with other settings")
+                .hasMessageContaining(named)
+                .hasMessageContaining("--job-version 2");
+        assertThat(everything(store)).as("nothing written").isEqualTo(before);
+
+        edit.apply(SnapshotTestJob.over(READINGS).store(store)).jobVersion(2).run();
+        try (ObjectStore s = store.open()) {
+            assertThat(VersionIdentity.read(s, PartKind.SNAPSHOT, "readings", 2)).isPresent();
+        }
+    }
+
+    @Test
+    void aSavepointRestoredUnderAnotherBIsRefused(@TempDir Path savepoints) throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        JobClient first =
+                SnapshotTestJob.over(Readings.of(12, 60_000, 40, 16))
+                        .store(store)
+                        .eventsPerSecond(100)
+                        .start();
+        awaitParts(store, 4);
+        String savepoint =
+                first.stopWithSavepoint(
+                                false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(2, TimeUnit.MINUTES);
+        List<String> before = everything(store);
+
+        assertThatThrownBy(
+                        () ->
+                                SnapshotTestJob.over(Readings.of(12, 60_000, 40, 16))
+                                        .store(store)
+                                        .bucketCount(8)
+                                        .fromSavepoint(savepoint)
+                                        .start())
+                .isInstanceOf(IdentityMismatchException.class)
+                .hasMessageContaining("buckets (B) 4 (recorded), 8 (this run)");
+        assertThat(everything(store)).isEqualTo(before);
+    }
+
+    /** A writer opened any other way (a job built where the store was out of reach) refuses too. */
+    @Test
+    void aWriterRefusesAnotherIdentityWithoutRestarts() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        SnapshotTestJob.over(READINGS).store(store).run();
+        SnapshotSinkConfig<KeyTotal> eightBuckets =
+                CanonicalSnapshotSink.<KeyTotal>builder()
+                        .pipeline(SnapshotTestJob.PIPELINE)
+                        .jobVersion(1)
+                        .bucketCount(8)
+                        .windowLength(java.time.Duration.ofMinutes(1))
+                        .store(store)
+                        .rowFormat(new KeyTotal.Format())
+                        .build()
+                        .config();
+        try (ObjectStore s = store.open()) {
+            assertThatThrownBy(
+                            () ->
+                                    Preflight.inWriter(
+                                            eightBuckets,
+                                            128,
+                                            s,
+                                            new CountingMetricGroup().counter("retries")))
+                    .isInstanceOf(SuppressRestartsException.class)
+                    .hasRootCauseInstanceOf(IdentityMismatchException.class);
+        }
+    }
+
+    private static List<String> everything(StoreSpec spec) throws Exception {
+        List<String> keys = new ArrayList<>();
+        try (ObjectStore store = spec.open()) {
+            store.list("", o -> keys.add(o.key()));
+        }
+        return keys;
+    }
+}
