@@ -170,8 +170,10 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
     }
   }
 
-  # The progress pointer's copy is rewritten, and its log's old entries deleted: their old
-  # versions are of no use after a week.
+  # The progress pointer's copy is rewritten, its log's old entries are deleted, and each start's
+  # conformance probe deletes what it wrote: their old versions are of no use after a week, and
+  # the delete markers those deletes leave go once nothing is behind them (about 2P a window from
+  # the log alone, which every pointer update would otherwise list past forever).
   # Parts are never overwritten, so they never have noncurrent versions.
   rule {
     id     = "expire-noncurrent-versions"
@@ -179,6 +181,21 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
     filter {}
     noncurrent_version_expiration {
       noncurrent_days = 7
+    }
+    expiration {
+      expired_object_delete_marker = true
+    }
+  }
+
+  # A conformance probe killed before it cleaned up leaves a few bytes here.
+  rule {
+    id     = "expire-conformance-probes"
+    status = "Enabled"
+    filter {
+      prefix = "${var.snapshot_prefix}_conformance/"
+    }
+    expiration {
+      days = 1
     }
   }
 

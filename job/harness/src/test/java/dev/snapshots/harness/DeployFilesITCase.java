@@ -738,7 +738,22 @@ class DeployFilesITCase {
                 .isEqualTo("${var.checkpoint_noncurrent_days}");
         assertThat(churn.path("expiration").get(0).path("expired_object_delete_marker").asBoolean())
                 .isTrue();
-        assertThat(rules.findValues("days")).as("no other expiry of current objects").hasSize(1);
+        // The pointer log's trimming and the probes' cleanup leave delete markers: they expire.
+        JsonNode noncurrent = rule(rules, "expire-noncurrent-versions");
+        assertThat(noncurrent.path("filter").get(0).size()).as("the whole bucket").isZero();
+        assertThat(
+                        noncurrent
+                                .path("expiration")
+                                .get(0)
+                                .path("expired_object_delete_marker")
+                                .asBoolean())
+                .isTrue();
+        JsonNode probes = rule(rules, "expire-conformance-probes");
+        assertThat(probes.path("filter").get(0).path("prefix").asText())
+                .isEqualTo("${var.snapshot_prefix}_conformance/");
+        assertThat(rules.findValues("days"))
+                .as("no other expiry of current objects than staged copies and probes")
+                .hasSize(2);
         assertThat(variable("expire_prefix").path("default").asText())
                 .as("nothing expires by default")
                 .isEmpty();

@@ -13,6 +13,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -105,7 +106,7 @@ public final class CompletionPointer {
      * The newest state and its position in the log; -1 for a pointer written before the log
      * existed.
      */
-    private record Latest(long sequence, Progress progress) {}
+    private record Latest(long sequence, Progress progress, byte[] content) {}
 
     /** The newest state, if any, and the version of the readers' copy as it was read. */
     private record Read(Optional<Latest> latest, Optional<String> copyVersion) {}
@@ -219,11 +220,24 @@ public final class CompletionPointer {
                 return readable(before);
             }
             byte[] content = render(after, sequence);
-            if (store.putIfAbsent(
+            String entry =
                     ObjectKeys.progressEntryKey(
-                            scope.kind(), scope.pipeline(), scope.jobVersion(), sequence),
-                    content,
-                    Map.of())) {
+                            scope.kind(), scope.pipeline(), scope.jobVersion(), sequence);
+            if (store.putIfAbsent(entry, content, Map.of())) {
+                if (!inLog(store, scope, sequence, latest)) {
+                    // The position was taken and trimmed while this update stalled, so the entry
+                    // sits below the log's newest where no reader looks: merge onto the newest
+                    // rather than report marks as recorded that nobody sees. The entry stays for
+                    // the next trim: deleting it could open a gap that another stalled updater
+                    // fills unseen, if this was a false alarm.
+                    LOG.warn(
+                            "Position {} of the pointer log of {} v{} may have been trimmed while"
+                                    + " this update stalled; merging again onto the newest",
+                            sequence,
+                            scope.pipeline(),
+                            scope.jobVersion());
+                    continue;
+                }
                 publishCopy(store, scope, content, read.copyVersion());
                 forgetBefore(store, scope, sequence);
                 return readable(after);
@@ -239,6 +253,31 @@ public final class CompletionPointer {
                         + MAX_ROUNDS
                         + " contended rounds",
                 null);
+    }
+
+    /**
+     * Whether an entry just created at {@code sequence} is in the log readers follow, and not at a
+     * position trimmed while its updater stalled. Trimming deletes in ascending order and keeps the
+     * newest {@value #KEPT_ENTRIES}, so a position is trimmed only after its predecessor: if the
+     * predecessor still holds exactly the state this update read, the position was never taken
+     * before. The first position has no predecessor; it was trimmed only if later ones exist. A
+     * false alarm (the log moved on within this call) costs one merge that finds nothing to add.
+     */
+    private static boolean inLog(
+            ObjectStore store, Scope scope, long sequence, Optional<Latest> read)
+            throws IOException {
+        if (sequence == 0) {
+            return logEntries(store, scope.kind(), scope.pipeline(), scope.jobVersion())
+                    .keySet()
+                    .stream()
+                    .allMatch(n -> n <= sequence);
+        }
+        Optional<VersionedContent> predecessor =
+                store.get(
+                        ObjectKeys.progressEntryKey(
+                                scope.kind(), scope.pipeline(), scope.jobVersion(), sequence - 1));
+        return predecessor.isPresent()
+                && Arrays.equals(predecessor.get().content(), read.orElseThrow().content());
     }
 
     /**
@@ -398,7 +437,8 @@ public final class CompletionPointer {
                                 completeThrough,
                                 fromHere,
                                 new TreeMap<>(),
-                                new TreeMap<>()));
+                                new TreeMap<>()),
+                        content);
             }
             Map<String, RunMarks> runs = new TreeMap<>();
             Map<String, Map<String, Object>> rawRuns =
@@ -431,7 +471,8 @@ public final class CompletionPointer {
                             completeThrough,
                             manifests,
                             runs,
-                            new TreeMap<>(open)));
+                            new TreeMap<>(open)),
+                    content);
         } catch (IOException | RuntimeException e) {
             if (e instanceof ProgressException p) {
                 throw p;

@@ -76,6 +76,12 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
      */
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
 
+    /**
+     * See {@link #forgetBeyondBound}: about 10 MiB, a day and a half of five-minute windows at B =
+     * 128.
+     */
+    static final int MAX_UNRECORDED_PARTS = 50_000;
+
     private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
 
     /** How far each (run, subtask) is recorded: a mark that does not move it needs no write. */
@@ -252,9 +258,10 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
      * Moves the completion pointer by what this commit published. Parts come first: when the
      * pointer cannot be read or written (the store failing past the retries, an unreadable or newer
      * pointer), the commit still succeeds, the problem is counted ({@code progressFailures}) and
-     * logged, and what was not recorded is tried again after the next checkpoint.
+     * logged, and what was not recorded is tried again after the next checkpoint. Except at the end
+     * of input, where no next checkpoint comes: then the commit fails, and Flink retries it.
      */
-    private void recordProgress() throws InterruptedException {
+    private void recordProgress() throws IOException, InterruptedException {
         boolean moves =
                 !unrecordedParts.isEmpty()
                         || unrecordedMarks.entrySet().stream()
@@ -288,15 +295,46 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             unrecordedMarks.clear();
             unrecordedParts.clear();
             pointerMillis.update((System.nanoTime() - started) / 1_000_000);
-        } catch (IOException
-                | RuntimeException e) { // never fails the commit: its parts are published
+        } catch (IOException | RuntimeException e) {
             progressFailures.inc();
+            boolean endOfInput = marks.stream().anyMatch(m -> m.watermark() == Long.MAX_VALUE);
+            if (endOfInput) {
+                // No later commit comes to try again: fail this one, so Flink retries it from the
+                // checkpoint, or the bounded run fails for everyone to see.
+                throw new IOException(
+                        "the last update of the completion pointer of "
+                                + scope.pipeline()
+                                + " v"
+                                + scope.jobVersion()
+                                + " (end of input) could not be recorded; its parts are published",
+                        e);
+            }
+            forgetBeyondBound();
             LOG.error(
                     "The parts of this commit are published, but the completion pointer of {} v{} could not be updated: {}."
                             + " It is tried again after the next checkpoint; until then readers see it behind.",
                     scope.pipeline(),
                     scope.jobVersion(),
                     e.toString());
+        }
+    }
+
+    /**
+     * While the pointer cannot be written (unreadable, or from a newer release after a rollback),
+     * published parts pile up here. Past a bound the oldest are let go: the manifest of a window
+     * not fully recorded lists its directory and finds them there, so only requests are lost.
+     */
+    private void forgetBeyondBound() {
+        int excess = unrecordedParts.size() - MAX_UNRECORDED_PARTS;
+        if (excess > 0) {
+            unrecordedParts.subList(0, excess).clear();
+            LOG.warn(
+                    "Keeping the newest {} published parts for the completion pointer of {} v{};"
+                            + " {} older ones will be found by listing their windows",
+                    MAX_UNRECORDED_PARTS,
+                    scope.pipeline(),
+                    scope.jobVersion(),
+                    excess);
         }
     }
 

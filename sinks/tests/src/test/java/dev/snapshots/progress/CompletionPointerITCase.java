@@ -28,8 +28,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The completion pointer against real stores: what a mark proves (one run, all its subtasks),
@@ -421,6 +424,109 @@ class CompletionPointerITCase {
                     .as("only the window with a bucket not recorded is listed")
                     .containsExactly(ObjectKeys.windowPrefix(PartKind.SNAPSHOT, "p", 1, 1, 0));
         }
+    }
+
+    /**
+     * An updater reads the log, stalls, and while it waits 64 others land and trimming deletes the
+     * position it is about to create. Its create then succeeds (the key is gone), below the newest
+     * entry where no reader looks; it must find that out and merge again. One run of 65 subtasks,
+     * each committing window 0: the pointer passes the window only once every mark, the stalled
+     * one's included, is in the log's newest state, and the stalled one's part is in the manifest.
+     */
+    @ParameterizedTest(name = "{0}, stalled at position {1}")
+    @MethodSource("storesAndStalls")
+    void anUpdaterStalledAcrossATrimMergesAgainAndLosesNothing(StoreKind kind, int stalledAt)
+            throws Exception {
+        var spec = kind.fresh();
+        int others = 64;
+        int subtasks = others + stalledAt + 1;
+        ExecutorService pool = Executors.newFixedThreadPool(5);
+        try (ObjectStore store = spec.open()) {
+            for (int s = 0; s < stalledAt; s++) {
+                CompletionPointer.record(store, SCOPE, List.of(mark(subtasks, s)), List.of());
+            }
+            CountDownLatch stalled = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            AtomicBoolean first = new AtomicBoolean(true);
+            Future<?> slow =
+                    pool.submit(
+                            () -> {
+                                try (ObjectStore s =
+                                        watched(
+                                                spec.open(),
+                                                (method, key) -> {
+                                                    if (method.equals("putIfAbsent")
+                                                            && ObjectKeys.progressEntry(key)
+                                                                    .isPresent()
+                                                            && first.getAndSet(false)) {
+                                                        stalled.countDown();
+                                                        resume.await();
+                                                    }
+                                                })) {
+                                    return CompletionPointer.record(
+                                            s,
+                                            SCOPE,
+                                            List.of(mark(subtasks, subtasks - 1)),
+                                            List.of(
+                                                    new PublishedPart(
+                                                            0, 3, "p/v=1/late", "fp", 1)));
+                                }
+                            });
+            stalled.await();
+            List<Future<?>> racing = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                racing.add(
+                        pool.submit(
+                                () -> {
+                                    try (ObjectStore s = spec.open()) {
+                                        for (int i = thread; i < others; i += 4) {
+                                            CompletionPointer.record(
+                                                    s,
+                                                    SCOPE,
+                                                    List.of(mark(subtasks, stalledAt + i)),
+                                                    List.of());
+                                        }
+                                    }
+                                    return null;
+                                }));
+            }
+            for (Future<?> f : racing) {
+                f.get();
+            }
+            List<Long> log = new ArrayList<>();
+            store.list(
+                    ObjectKeys.progressLogPrefix(PartKind.SNAPSHOT, "p", 1),
+                    o -> ObjectKeys.progressEntry(o.key()).ifPresent(log::add));
+            assertThat(log.get(0)).as("the stalled position was trimmed").isGreaterThan(stalledAt);
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .as("one mark is still missing")
+                    .isEmpty();
+
+            resume.countDown();
+            slow.get();
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(W);
+            assertThat(
+                            WindowManifest.read(
+                                            store,
+                                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0))
+                                    .orElseThrow()
+                                    .parts()
+                                    .keySet())
+                    .contains(3);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    static Stream<Arguments> storesAndStalls() {
+        return Stream.of(StoreKind.S3_INLINE, StoreKind.FILESYSTEM)
+                .flatMap(k -> Stream.of(Arguments.of(k, 0), Arguments.of(k, 3)));
+    }
+
+    private static Mark mark(int subtasks, int subtask) {
+        return new Mark("r", subtasks, subtask, W - 1, W);
     }
 
     /** Sees each call to a store, by method and first argument, before the store does. */

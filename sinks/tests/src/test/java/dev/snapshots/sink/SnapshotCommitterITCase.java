@@ -8,6 +8,7 @@ import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
@@ -316,6 +317,50 @@ class SnapshotCommitterITCase {
                 assertThat(metrics.count("progressFailures")).isEqualTo(i + 1);
             }
             assertThat(metrics.count("partsCreated")).isEqualTo(2);
+        }
+    }
+
+    /**
+     * A bounded run's last commit carries the end-of-input mark, and no commit comes after it to
+     * try the pointer again: a failed update fails that commit, so Flink retries it from the
+     * checkpoint (the part collapses then) until the pointer takes it.
+     */
+    @Test
+    void theLastUpdateOfABoundedRunFailsItsCommitUntilItLands() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, new CountingMetricGroup())) {
+            store.putIfAbsent(pointer, "{not json".getBytes(StandardCharsets.UTF_8), Map.of());
+            SnapshotCommittable part =
+                    part(
+                            store,
+                            StoreKind.FILESYSTEM,
+                            "job-a",
+                            new KeyTotal("dev-1", WINDOW, 2, 10));
+            SnapshotCommittable last =
+                    SnapshotCommittable.mark(
+                            new SnapshotCommittable.Run("readings", 1, PartKind.SNAPSHOT, "r"),
+                            0,
+                            1,
+                            Long.MAX_VALUE);
+
+            assertThatThrownBy(
+                            () ->
+                                    committer.commit(
+                                            List.of(
+                                                    new TestCommitRequest<>(part),
+                                                    new TestCommitRequest<>(last))))
+                    .hasMessageContaining("end of input");
+            assertThat(store.head(part.key())).as("the part is published all the same").isPresent();
+
+            store.delete(pointer);
+            try (SnapshotCommitter retried = committer(spec, new CountingMetricGroup())) {
+                retried.commit(
+                        List.of(new TestCommitRequest<>(part), new TestCommitRequest<>(last)));
+            }
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(WINDOW + 300_000L);
         }
     }
 
