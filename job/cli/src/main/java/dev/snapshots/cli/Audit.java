@@ -43,8 +43,8 @@ import org.apache.flink.util.TimeUtils;
  * breaks the promise: a logical part held by more than one object; against each complete window's
  * manifest, a part missing, replaced or added; a complete window without a manifest; an object
  * whose content does not match its fingerprint; divergence evidence; objects outside the key
- * scheme; staged parts left behind; a pointer it cannot read. Exit 0 clean, 1 findings, 2 could not
- * scan.
+ * scheme; staged parts left behind; a pointer it cannot read, or none for a version with parts.
+ * Exit 0 clean, 1 findings, 2 could not scan.
  *
  * <p>{@code --since} checks only windows from then on: the walk goes down the Hive-style
  * directories to the dates it needs, so a gate's cost follows the period checked, not the store's
@@ -269,18 +269,18 @@ public final class Audit {
             List<Finding> findings,
             Map<String, Long> deadLetters)
             throws IOException {
+        String pointerKey =
+                ObjectKeys.progressKey(version.kind(), version.pipeline(), version.jobVersion());
         Optional<CompletionPointer.State> pointer;
         try {
             pointer =
                     CompletionPointer.state(
                             store, version.kind(), version.pipeline(), version.jobVersion());
+            if (pointer.isEmpty()) {
+                missingPointer(pointerKey, bySchema, sinceMillis, findings);
+            }
         } catch (CompletionPointer.ProgressException e) {
-            findings.add(
-                    Finding.of(
-                            "unreadable-pointer",
-                            ObjectKeys.progressKey(
-                                    version.kind(), version.pipeline(), version.jobVersion()),
-                            e.getMessage()));
+            findings.add(Finding.of("unreadable-pointer", pointerKey, e.getMessage()));
             pointer = Optional.empty();
         }
         if (bySchema.size() > 1) {
@@ -310,6 +310,54 @@ public final class Audit {
                         findings);
             }
         }
+    }
+
+    /**
+     * A version with parts and no pointer: deleted, or its committers never recorded progress.
+     * Readers and promote then see none of it complete, and the audit cannot tell which windows
+     * without a manifest are complete (each window is still compared with its manifest, see {@link
+     * #checkWindow}), so it names them here, once, rather than as missing manifests.
+     */
+    private static void missingPointer(
+            String pointerKey,
+            Map<Integer, Map<Long, StoreScan.Window>> bySchema,
+            long sinceMillis,
+            List<Finding> findings) {
+        List<StoreScan.Window> withParts =
+                bySchema.values().stream()
+                        .flatMap(windows -> windows.values().stream())
+                        .filter(w -> w.start >= sinceMillis && !w.parts.isEmpty())
+                        .toList();
+        if (withParts.isEmpty()) {
+            return;
+        }
+        List<Long> unjudged =
+                withParts.stream()
+                        .filter(w -> w.manifest.isEmpty())
+                        .map(w -> w.start)
+                        .sorted()
+                        .toList();
+        findings.add(
+                Finding.of(
+                        "missing-pointer",
+                        pointerKey,
+                        "no completion pointer (neither it nor its _progress/ log) for a job version with parts:"
+                                + " readers and promote see none of it complete. Each manifest was still compared with the"
+                                + " store; windows with parts: "
+                                + withParts.size()
+                                + ", with no manifest: "
+                                + unjudged.size()
+                                + (unjudged.isEmpty()
+                                        ? ""
+                                        : " ("
+                                                + Instant.ofEpochMilli(unjudged.get(0))
+                                                + " to "
+                                                + Instant.ofEpochMilli(
+                                                        unjudged.get(unjudged.size() - 1))
+                                                + "), which cannot be judged complete without the pointer")
+                                + ". Check whether the pointer was deleted (restore it from the bucket's object versions)"
+                                + " or the job's committers fail to record progress (progressFailures, and their log);"
+                                + " a job version whose first commit is under way records it in a moment"));
     }
 
     /**
@@ -399,7 +447,8 @@ public final class Audit {
 
     /**
      * One window against itself (duplicates, fingerprints) and, once complete, against its
-     * manifest.
+     * manifest. Without a pointer to read, a manifest is the proof: one is written only once its
+     * window is complete.
      */
     private static void checkWindow(
             ObjectStore store,
@@ -425,7 +474,7 @@ public final class Audit {
             }
         }
         boolean complete =
-                pointer.isPresent() && window.start < pointer.get().completeThroughMillis();
+                pointer.isEmpty() || window.start < pointer.get().completeThroughMillis();
         if (window.manifest.isEmpty() || !complete) {
             return;
         }

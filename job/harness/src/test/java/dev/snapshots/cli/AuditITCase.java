@@ -56,23 +56,7 @@ class AuditITCase {
     void aCleanStorePassesAndEveryKindOfCorruptionIsNamed() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         Path root = Path.of(spec.uri());
-        JobConfig config =
-                JobConfig.parse(
-                        new String[] {
-                            "--store",
-                            spec.uri().toString(),
-                            "--windows",
-                            "10",
-                            "--events-per-window",
-                            "200",
-                            "--keys",
-                            "40",
-                            "--checkpoint-interval",
-                            "300ms"
-                        });
-        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config)
-                .getJobExecutionResult()
-                .get();
+        JobConfig config = jobWrote(spec);
 
         // A store written by an earlier release may hold a pointer lock it left behind: not a
         // finding.
@@ -268,6 +252,65 @@ class AuditITCase {
         Result unreachable =
                 audit(StoreSpec.parse("s3://nowhere/x").withEndpoint("http://127.0.0.1:1"));
         assertThat(unreachable.code).as(unreachable.out).isEqualTo(2);
+    }
+
+    /**
+     * Deleting the completion pointer must not make a store look clean: the audit says the pointer
+     * is missing, names the window it can no longer judge, and still compares every manifest with
+     * the store.
+     */
+    @Test
+    void aStoreWhosePointerWasDeletedReportsItAndStillComparesTheManifests() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        Path root = Path.of(spec.uri());
+        jobWrote(spec);
+        Path version = root.resolve("telemetry/v=1");
+        try (Stream<Path> log = Files.list(version.resolve("_progress"))) {
+            for (Path entry : log.toList()) {
+                Files.delete(entry);
+            }
+        }
+        Files.delete(version.resolve("_progress"));
+        Files.delete(version.resolve(ObjectKeys.PROGRESS_FILE));
+        Path deleted = parquetParts(root).get(0);
+        Files.delete(deleted);
+        Path lostManifest =
+                deleted.getParent().getParent().resolve("window=1020/" + ObjectKeys.MANIFEST_FILE);
+        Files.delete(lostManifest);
+
+        Result audit = audit(spec);
+
+        assertThat(audit.code).as(audit.out).isEqualTo(1);
+        assertThat(audit.out)
+                .contains(
+                        "missing-pointer",
+                        "telemetry/v=1/" + ObjectKeys.PROGRESS_FILE,
+                        "with no manifest: 1 (2026-11-30T10:20:00Z to 2026-11-30T10:20:00Z)")
+                .contains("missing-part", key(root, deleted))
+                .doesNotContain("missing-manifest");
+        assertThat(audit.out.lines().filter(l -> l.contains("missing-pointer"))).hasSize(1);
+    }
+
+    /** A store the job wrote: 10 windows from 2026-11-30T10:00Z, 200 events each over 40 keys. */
+    private static JobConfig jobWrote(StoreSpec spec) throws Exception {
+        JobConfig config =
+                JobConfig.parse(
+                        new String[] {
+                            "--store",
+                            spec.uri().toString(),
+                            "--windows",
+                            "10",
+                            "--events-per-window",
+                            "200",
+                            "--keys",
+                            "40",
+                            "--checkpoint-interval",
+                            "300ms"
+                        });
+        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config)
+                .getJobExecutionResult()
+                .get();
+        return config;
     }
 
     private record Result(int code, String out) {}

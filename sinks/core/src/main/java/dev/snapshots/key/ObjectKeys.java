@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -85,6 +86,8 @@ public final class ObjectKeys {
     private static final Pattern MANIFEST =
             Pattern.compile(WINDOW_DIRECTORY + Pattern.quote(MANIFEST_FILE));
     private static final Pattern WINDOW_DIRECTORY_ONLY = Pattern.compile(WINDOW_DIRECTORY);
+    private static final Pattern VERSION_DIRECTORY =
+            Pattern.compile("([a-z0-9][a-z0-9_-]*)/v=(\\d{1,9})/");
     private static final Pattern DATE_DIRECTORY =
             Pattern.compile(".*/date=(\\d{4}-\\d{2}-\\d{2})/");
 
@@ -183,10 +186,26 @@ public final class ObjectKeys {
                 + MANIFEST_FILE;
     }
 
+    /** Where a pipeline's job versions are, each a directory {@link #versionPrefix} names. */
+    public static String pipelinePrefix(String pipeline) {
+        WorkIdentity.requirePipeline(pipeline);
+        return pipeline + "/";
+    }
+
     /** The namespace one job version writes into: a replay with version N+1 never touches N's. */
     public static String versionPrefix(String pipeline, int jobVersion) {
-        WorkIdentity.requirePipeline(pipeline);
-        return pipeline + "/v=" + jobVersion + "/";
+        return pipelinePrefix(pipeline) + "v=" + jobVersion + "/";
+    }
+
+    /**
+     * The job version a directory of {@code pipeline} ({@code telemetry/v=3/}) is for, or empty for
+     * anything else.
+     */
+    public static OptionalInt jobVersion(String pipeline, String directory) {
+        Matcher m = VERSION_DIRECTORY.matcher(directory);
+        return m.matches() && m.group(1).equals(pipeline)
+                ? OptionalInt.of(Integer.parseInt(m.group(2)))
+                : OptionalInt.empty();
     }
 
     /** The recorded identity of one job version's output of {@code kind}. */

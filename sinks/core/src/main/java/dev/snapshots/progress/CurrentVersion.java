@@ -7,6 +7,8 @@ import dev.snapshots.store.ObjectStore.VersionedContent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -15,10 +17,12 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 
 /**
  * The job version readers of a pipeline follow: {@code {pipeline}/_current.json}. A replay writes
- * version N+1 beside N; readers switch when it is promoted, and promotion moves this pointer by
- * compare-and-swap only when N+1's completion pointer has caught up with the current version's, so
- * readers never step back in time. No lock: the swap is conditional on the version read, and a
- * promotion that loses it says so.
+ * version N+1 beside N; readers switch when it is promoted. Promotion moves this pointer by
+ * compare-and-swap only when the target's history covers the current version's (or, before any
+ * version is current, every other version's in the store): it starts no later (its first window
+ * with a manifest) and is complete no less far (its completion pointer). Otherwise readers would
+ * lose windows, which only a forced promotion accepts. No lock: the swap is conditional on the
+ * version read, and a promotion that loses it says so.
  */
 @PublicEvolving
 public final class CurrentVersion {
@@ -27,6 +31,26 @@ public final class CurrentVersion {
     /** What a promotion did: {@code promoted} false means refused, and {@code reason} says why. */
     public record Promotion(boolean promoted, Optional<Integer> before, String reason) {}
 
+    /** The windows a version holds complete: from its first manifest up to its pointer. */
+    private record History(int jobVersion, int schemaVersion, long fromMillis, long throughMillis) {
+        static Optional<History> of(ObjectStore store, String pipeline, int jobVersion)
+                throws IOException {
+            Optional<Long> through =
+                    CompletionPointer.read(store, PartKind.SNAPSHOT, pipeline, jobVersion);
+            if (through.isEmpty()) {
+                return Optional.empty();
+            }
+            return CompletionPointer.state(store, PartKind.SNAPSHOT, pipeline, jobVersion)
+                    .map(
+                            s ->
+                                    new History(
+                                            jobVersion,
+                                            s.schemaVersion(),
+                                            s.manifestsFromMillis(),
+                                            through.get()));
+        }
+    }
+
     private CurrentVersion() {}
 
     public static Optional<Integer> read(ObjectStore store, String pipeline) throws IOException {
@@ -34,42 +58,48 @@ public final class CurrentVersion {
         return current.isPresent() ? Optional.of(version(current.get())) : Optional.empty();
     }
 
+    /** Promotes {@code jobVersion} only if readers would lose no window: see the class doc. */
     public static Promotion promote(ObjectStore store, String pipeline, int jobVersion)
             throws IOException {
+        return promote(store, pipeline, jobVersion, false);
+    }
+
+    /**
+     * @param force promote even if readers lose windows (the reason names them); a version with no
+     *     complete window is refused regardless
+     */
+    public static Promotion promote(
+            ObjectStore store, String pipeline, int jobVersion, boolean force) throws IOException {
         String key = ObjectKeys.currentVersionKey(pipeline);
         Optional<VersionedContent> current = store.get(key);
         Optional<Integer> before = current.map(CurrentVersion::version);
         if (before.equals(Optional.of(jobVersion))) {
             return new Promotion(true, before, "v=" + jobVersion + " is already current");
         }
-        Optional<Long> target =
-                CompletionPointer.read(store, PartKind.SNAPSHOT, pipeline, jobVersion);
+        Optional<History> target = History.of(store, pipeline, jobVersion);
         if (target.isEmpty()) {
             return new Promotion(false, before, "v=" + jobVersion + " has no complete window yet");
         }
-        Optional<Long> now =
+        List<String> losses = new ArrayList<>();
+        for (int other :
                 before.isPresent()
-                        ? CompletionPointer.read(store, PartKind.SNAPSHOT, pipeline, before.get())
-                        : Optional.empty();
-        if (now.isPresent() && target.get() < now.get()) {
-            return new Promotion(
-                    false,
-                    before,
-                    "v="
-                            + jobVersion
-                            + " is complete through "
-                            + Instant.ofEpochMilli(target.get())
-                            + ", behind v="
-                            + before.get()
-                            + " at "
-                            + Instant.ofEpochMilli(now.get())
-                            + ": let it catch up");
+                        ? List.of(before.get())
+                        : otherVersions(store, pipeline, jobVersion)) {
+            Optional<History> covered = History.of(store, pipeline, other);
+            if (covered.isPresent()) {
+                losses.addAll(losses(store, pipeline, target.get(), covered.get()));
+            }
         }
+        if (!losses.isEmpty() && !force) {
+            return new Promotion(
+                    false, before, String.join("; ", losses) + "; --force promotes anyway");
+        }
+        long through = target.get().throughMillis();
         Map<String, Object> doc = new TreeMap<>();
         doc.put("pipeline", pipeline);
         doc.put("jobVersion", jobVersion);
         doc.put("promotedAt", Instant.now().toString());
-        doc.put("completeThrough", Instant.ofEpochMilli(target.get()).toString());
+        doc.put("completeThrough", Instant.ofEpochMilli(through).toString());
         if (!store.compareAndSwap(
                 key,
                 JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc),
@@ -85,8 +115,96 @@ public final class CurrentVersion {
                 "v="
                         + jobVersion
                         + " is current (complete through "
-                        + Instant.ofEpochMilli(target.get())
-                        + ")");
+                        + Instant.ofEpochMilli(through)
+                        + ")"
+                        + (losses.isEmpty()
+                                ? ""
+                                : ", forced although " + String.join("; ", losses)));
+    }
+
+    /** The pipeline's other job versions with a directory in the store. */
+    private static List<Integer> otherVersions(ObjectStore store, String pipeline, int jobVersion)
+            throws IOException {
+        List<Integer> versions = new ArrayList<>();
+        store.listDirectories(
+                ObjectKeys.pipelinePrefix(pipeline),
+                d ->
+                        ObjectKeys.jobVersion(pipeline, d).stream()
+                                .filter(v -> v != jobVersion)
+                                .forEach(versions::add));
+        return versions;
+    }
+
+    /**
+     * What readers of {@code covered} would no longer see after moving to {@code target}: the
+     * windows before the target's first one, and those after its pointer.
+     */
+    private static List<String> losses(
+            ObjectStore store, String pipeline, History target, History covered)
+            throws IOException {
+        List<String> losses = new ArrayList<>();
+        if (target.fromMillis() > covered.fromMillis()) {
+            losses.add(
+                    "v="
+                            + target.jobVersion()
+                            + " starts at "
+                            + Instant.ofEpochMilli(target.fromMillis())
+                            + ", after v="
+                            + covered.jobVersion()
+                            + ": "
+                            + lost(
+                                    store,
+                                    pipeline,
+                                    covered,
+                                    covered.fromMillis(),
+                                    Math.min(target.fromMillis(), covered.throughMillis())));
+        }
+        if (target.throughMillis() < covered.throughMillis()) {
+            losses.add(
+                    "v="
+                            + target.jobVersion()
+                            + " is complete through "
+                            + Instant.ofEpochMilli(target.throughMillis())
+                            + ", behind v="
+                            + covered.jobVersion()
+                            + " at "
+                            + Instant.ofEpochMilli(covered.throughMillis())
+                            + ": "
+                            + lost(
+                                    store,
+                                    pipeline,
+                                    covered,
+                                    Math.max(target.throughMillis(), covered.fromMillis()),
+                                    covered.throughMillis())
+                            + "; let it catch up");
+        }
+        return losses;
+    }
+
+    /** The windows with parts of {@code version} in [from, to), as an operator reads them. */
+    private static String lost(
+            ObjectStore store, String pipeline, History version, long from, long to)
+            throws IOException {
+        int windows =
+                WindowManifest.storedWindows(
+                                store,
+                                ObjectKeys.schemaPrefix(
+                                        PartKind.SNAPSHOT,
+                                        pipeline,
+                                        version.jobVersion(),
+                                        version.schemaVersion()),
+                                from,
+                                to)
+                        .size();
+        return "readers would lose "
+                + Instant.ofEpochMilli(from)
+                + " to "
+                + Instant.ofEpochMilli(to)
+                + " of v="
+                + version.jobVersion()
+                + ": "
+                + windows
+                + (windows == 1 ? " window" : " windows");
     }
 
     private static int version(VersionedContent content) {

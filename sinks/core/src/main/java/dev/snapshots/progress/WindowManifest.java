@@ -71,7 +71,17 @@ public final class WindowManifest {
         if (to <= from || to <= 0) {
             return before.manifests;
         }
-        TreeSet<Long> windows = new TreeSet<>(storedWindows(store, scope, from, to));
+        TreeSet<Long> windows =
+                new TreeSet<>(
+                        storedWindows(
+                                store,
+                                ObjectKeys.schemaPrefix(
+                                        scope.kind(),
+                                        scope.pipeline(),
+                                        scope.jobVersion(),
+                                        scope.schemaVersion()),
+                                from,
+                                to));
         after.open.keySet().stream().filter(w -> w >= from && w < to).forEach(windows::add);
         long previous = before.manifests.lastMillis();
         for (long window : windows) {
@@ -95,16 +105,13 @@ public final class WindowManifest {
     }
 
     /**
-     * Windows in [from, to) with a directory in the store: one listing of dates, one of windows per
-     * date in range.
+     * Windows in [from, to) with a directory under a {@link ObjectKeys#schemaPrefix}: one listing
+     * of dates, one of windows per date in range.
      */
-    private static List<Long> storedWindows(ObjectStore store, Scope scope, long from, long to)
+    static List<Long> storedWindows(ObjectStore store, String schemaPrefix, long from, long to)
             throws IOException {
         List<String> dates = new ArrayList<>();
-        store.listDirectories(
-                ObjectKeys.schemaPrefix(
-                        scope.kind(), scope.pipeline(), scope.jobVersion(), scope.schemaVersion()),
-                dates::add);
+        store.listDirectories(schemaPrefix, dates::add);
         List<Long> windows = new ArrayList<>();
         for (String date : dates) {
             OptionalLong day = ObjectKeys.dayStart(date);

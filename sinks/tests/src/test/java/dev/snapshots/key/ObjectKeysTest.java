@@ -138,6 +138,20 @@ class ObjectKeysTest {
     }
 
     @Test
+    void aVersionDirectoryGivesBackItsJobVersionAndNothingElseDoes() {
+        assertThat(ObjectKeys.jobVersion("orders", ObjectKeys.versionPrefix("orders", 12)))
+                .hasValue(12);
+        assertThat(
+                        List.of(
+                                "orders/_current.json",
+                                "orders/v=/",
+                                "orders/v=3x/",
+                                "orders-eu/v=3/",
+                                "orders/v=3/schema=1/"))
+                .allSatisfy(d -> assertThat(ObjectKeys.jobVersion("orders", d)).isEmpty());
+    }
+
+    @Test
     void pointersAndTheirLocksAreRecognisedAsTheProtocolsOwnObjects() {
         String progress = ObjectKeys.progressKey(PartKind.SNAPSHOT, "orders", 3);
         String current = ObjectKeys.currentVersionKey("orders");

@@ -31,8 +31,8 @@ import org.apache.flink.configuration.Configuration;
  * Running the job on a Flink cluster without ZooKeeper: {@code submit} (start, or resume from the
  * latest retained checkpoint; what a JobManager container runs when it starts), {@code upgrade}
  * (audit gate, stop-with-savepoint, roll, resume), {@code replay} (a new job version from a
- * savepoint), {@code promote} (switch readers to a version that has caught up) and {@code release}
- * (cancel a JobManager's jobs before it stops).
+ * savepoint), {@code promote} (switch readers to a version whose history covers theirs) and {@code
+ * release} (cancel a JobManager's jobs before it stops).
  *
  * <p>Each pipeline and job version runs under one fixed job id, derived from both, so its
  * checkpoints always land under {@code <checkpoints dir>/<job id>/} and a restarted JobManager
@@ -46,7 +46,7 @@ public final class JobLifecycle {
                     "usage: snapshots submit  --rest URL --jar JAR [--from-savepoint PATH] [job flags]",
                     "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND [job flags]",
                     "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
-                    "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL]",
+                    "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL] [--force]",
                     "       snapshots release --rest URL",
                     "",
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
@@ -60,7 +60,9 @@ public final class JobLifecycle {
                     "  replay    recompute from a savepoint into job version N+1; version N is left untouched",
                     "  submit --from-savepoint PATH: start there if the job has no checkpoint of its own yet (a new job version on",
                     "            ECS: SNAPSHOTS_FROM_SAVEPOINT); once it has, a restart resumes from its own",
-                    "  promote   make N the version readers follow, only if its completion pointer has caught up",
+                    "  promote   make N the version readers follow, only if readers lose no window: N must start no later and be",
+                    "            complete no less far than the current version (with none current: than every other version);",
+                    "            --force promotes anyway, naming the windows lost",
                     "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs and wait until",
                     "            they have ended; their checkpoints stay, and the next JobManager's 'submit' resumes from them",
                     "",
@@ -279,7 +281,8 @@ public final class JobLifecycle {
         rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from, id);
         out.printf(
                 "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
-                        + " snapshots promote %s%s --pipeline %s --job-version %d%n",
+                        + " snapshots promote %s%s --pipeline %s --job-version %d (it starts at the savepoint, so promote"
+                        + " names the earlier windows readers would lose and asks for --force)%n",
                 config.pipeline(),
                 config.jobVersion(),
                 from,
@@ -292,7 +295,7 @@ public final class JobLifecycle {
     }
 
     private static int promote(String[] args, PrintStream out) throws Exception {
-        StoreArgs parsed = StoreArgs.parse(args, USAGE, "job-version", "pipeline");
+        StoreArgs parsed = StoreArgs.parse(args, USAGE, Set.of("force"), "job-version", "pipeline");
         String version = parsed.flags().get("job-version");
         if (version == null || !version.matches("\\d{1,9}")) {
             throw new IllegalArgumentException("--job-version N is required, a whole number");
@@ -300,7 +303,11 @@ public final class JobLifecycle {
         String pipeline = parsed.flags().getOrDefault("pipeline", "telemetry");
         try (ObjectStore store = parsed.store().open()) {
             CurrentVersion.Promotion p =
-                    CurrentVersion.promote(store, pipeline, Integer.parseInt(version));
+                    CurrentVersion.promote(
+                            store,
+                            pipeline,
+                            Integer.parseInt(version),
+                            parsed.switches().contains("force"));
             out.println(
                     (p.promoted() ? "promoted: " : "promotion refused: ")
                             + p.reason()

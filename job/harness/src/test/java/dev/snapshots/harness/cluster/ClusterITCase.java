@@ -103,8 +103,9 @@ class ClusterITCase {
      * Operating the job the way ECS runs it, on the real cluster: the JobManager is SIGKILLed and
      * started again with the same command (no HA) and 'submit' resumes the job from its newest
      * checkpoint; 'upgrade' passes the audit gate, stops with a savepoint and rolls the JobManager;
-     * 'replay' recomputes into v2 from that savepoint without touching v1; 'promote' switches
-     * readers to v2 only once it has caught up.
+     * 'replay' recomputes into v2 from that savepoint without touching v1; 'promote' refuses a
+     * version with no complete window, and v2, which starts at the savepoint, until forced, naming
+     * v1's windows readers would lose.
      */
     @Test
     void theJobSurvivesAJobManagerRestartAnUpgradeAReplayAndAPromotion() throws Exception {
@@ -180,16 +181,19 @@ class ClusterITCase {
                 .contains("promotion refused: v=3 has no complete window yet");
         assertThat(new FlinkRest(rest).awaitTerminal(v2, Duration.ofMinutes(3)))
                 .isEqualTo("FINISHED");
-        assertThat(
-                        cli(
-                                "promote",
-                                List.of(
-                                        store.uri().toString(),
-                                        "--endpoint",
-                                        endpoints.get("s3"),
-                                        "--job-version",
-                                        "2")))
-                .contains("promoted: v=2 is current");
+        List<String> promoteV2 =
+                List.of(
+                        store.uri().toString(),
+                        "--endpoint",
+                        endpoints.get("s3"),
+                        "--job-version",
+                        "2");
+        // v2 starts at the savepoint: readers of v1 would lose its windows before that.
+        assertThat(cli("promote", promoteV2))
+                .contains("promotion refused: v=2 starts at", "readers would lose", "of v=1: ")
+                .contains("--force promotes anyway");
+        assertThat(cli("promote", promoteV2, List.of("--force")))
+                .contains("promoted: v=2 is current", "forced although");
 
         try (ObjectStore s = store.open()) {
             assertThat(ObjectHashes.of(s, V1_PARTS))
