@@ -9,6 +9,7 @@ import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.WindowManifest;
 import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreConformance;
 import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -178,6 +179,17 @@ public final class Audit {
             Duration stale)
             throws IOException {
         List<Finding> findings = new ArrayList<>();
+        // The one property no listing shows: a store that ignores If-None-Match looks clean.
+        StoreConformance.Verdict conformance = StoreConformance.probeIfWritable(store);
+        conformance
+                .violation()
+                .ifPresent(
+                        v ->
+                                findings.add(
+                                        Finding.of(
+                                                "non-conforming-store",
+                                                store.describe(),
+                                                StoreConformance.refusal(conformance))));
         StoreScan listing =
                 since.isPresent()
                         ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
@@ -240,6 +252,7 @@ public final class Audit {
         }
         Map<String, Map<String, Object>> acknowledged = acknowledged(store);
         Map<String, Object> report = new LinkedHashMap<>();
+        report.put("conformance", conformance.toString());
         report.put("objects", listing.objects);
         report.put("parts", listing.parts);
         report.put("since", since.map(Instant::toString).orElse("all"));
@@ -636,9 +649,10 @@ public final class Audit {
         List<Finding> findings = (List<Finding>) report.get("findings");
         List<?> acknowledged = (List<?>) report.get("acknowledged");
         out.printf(
-                "audited %s (windows since %s): %s objects, %s parts, dead letters %s, current versions %s%n",
+                "audited %s (windows since %s), %s: %s objects, %s parts, dead letters %s, current versions %s%n",
                 report.get("store"),
                 report.get("since"),
+                report.get("conformance"),
                 report.get("objects"),
                 report.get("parts"),
                 report.get("deadLetters"),

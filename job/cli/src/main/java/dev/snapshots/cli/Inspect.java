@@ -3,6 +3,7 @@ package dev.snapshots.cli;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreConformance;
 import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -118,6 +119,8 @@ public final class Inspect {
         return ordered(
                 "store",
                 spec.toString(),
+                "conformance",
+                StoreConformance.probeIfWritable(store).toString(),
                 "versions",
                 versions,
                 "currentVersions",
@@ -130,7 +133,7 @@ public final class Inspect {
 
     @SuppressWarnings("unchecked")
     private static void printTables(Map<String, Object> doc, PrintStream out) {
-        out.println("store " + doc.get("store"));
+        out.println("store " + doc.get("store") + ", " + doc.get("conformance"));
         out.printf(
                 "%-20s %-10s %-11s %8s %8s %10s  %s%n",
                 "pipeline", "version", "kind", "windows", "parts", "rows", "complete through");

@@ -10,6 +10,8 @@ import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.FaultProxy;
+import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testkit.StoreKind;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -291,6 +293,31 @@ class AuditITCase {
         assertThat(audit.out.lines().filter(l -> l.contains("missing-pointer"))).hasSize(1);
     }
 
+    /**
+     * A store that ignores If-None-Match (here: S3Proxy behind a proxy that strips the header)
+     * looks clean to a listing; the audit probes it and says so, and inspect shows the verdict.
+     */
+    @Test
+    void aStoreThatIgnoresTheConditionIsAFindingAndInspectShowsIt() throws Exception {
+        S3ProxyServer s3 = S3ProxyServer.get();
+        String bucket = s3.createBucket("audit-strip");
+        try (FaultProxy proxy = new FaultProxy(s3.endpoint(), 1).stripConditionalHeaders()) {
+            StoreSpec stripped =
+                    StoreSpec.parse("s3://" + bucket + "/out").withEndpoint(proxy.endpoint());
+            Result audit = audit(stripped);
+            assertThat(audit.code).as(audit.out).isEqualTo(1);
+            assertThat(audit.out).contains("non-conforming-store", "NOT CONFORMING");
+
+            StoreSpec direct =
+                    StoreSpec.parse("s3://" + bucket + "/out").withEndpoint(s3.endpoint());
+            Result clean = audit(direct);
+            assertThat(clean.code).as(clean.out).isZero();
+            assertThat(clean.out).contains("conforming: refuses a second create-if-absent");
+            Result inspect = run("inspect", stripped);
+            assertThat(inspect.out).contains("NOT CONFORMING");
+        }
+    }
+
     /** A store the job wrote: 10 windows from 2026-11-30T10:00Z, 200 events each over 40 keys. */
     private static JobConfig jobWrote(StoreSpec spec) throws Exception {
         JobConfig config =
@@ -316,7 +343,11 @@ class AuditITCase {
     private record Result(int code, String out) {}
 
     private static Result audit(StoreSpec spec, String... more) {
-        List<String> args = new ArrayList<>(List.of("audit", spec.uri().toString()));
+        return run("audit", spec, more);
+    }
+
+    private static Result run(String command, StoreSpec spec, String... more) {
+        List<String> args = new ArrayList<>(List.of(command, spec.uri().toString()));
         spec.endpoint().ifPresent(e -> args.addAll(List.of("--endpoint", e)));
         args.addAll(List.of(more));
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -33,16 +33,20 @@ public final class StoreConformance {
     /** Stores proven in this JVM, by {@link ObjectStore#describe()}: one probe per process. */
     private static final Set<String> PROVEN = ConcurrentHashMap.newKeySet();
 
-    /** What the probe found: empty when the store refused both second writes. */
-    public record Verdict(String store, Optional<String> violation) {
+    /**
+     * What the probe found: no violation when the store refused both second writes; {@code
+     * notProbed} says why a read-only tool could not tell.
+     */
+    public record Verdict(String store, Optional<String> violation, Optional<String> notProbed) {
         public boolean conforming() {
-            return violation.isEmpty();
+            return violation.isEmpty() && notProbed.isEmpty();
         }
 
         @Override
         public String toString() {
             return violation
                     .map(v -> "NOT CONFORMING: " + v)
+                    .or(() -> notProbed.map(n -> "conformance not probed (" + n + ")"))
                     .orElse("conforming: refuses a second create-if-absent");
         }
     }
@@ -91,7 +95,7 @@ public final class StoreConformance {
                                 created,
                                 replaced);
             }
-            return new Verdict(store.describe(), violation);
+            return new Verdict(store.describe(), violation, Optional.empty());
         } finally {
             store.delete(put);
             store.delete(promoted);
@@ -122,6 +126,18 @@ public final class StoreConformance {
                             + key);
         }
         return Optional.empty();
+    }
+
+    /**
+     * For tools that only read, such as the audit: the verdict, or why the probe could not run (a
+     * read-only credential, say) instead of failing the tool.
+     */
+    public static Verdict probeIfWritable(ObjectStore store) {
+        try {
+            return probe(store);
+        } catch (IOException e) {
+            return new Verdict(store.describe(), Optional.empty(), Optional.of(e.getMessage()));
+        }
     }
 
     /**
