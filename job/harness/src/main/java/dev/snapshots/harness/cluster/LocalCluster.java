@@ -488,10 +488,16 @@ public final class LocalCluster {
     }
 
     private List<String> flinkJvm(
-            String name, List<String> jvm, String mainClass, List<String> args) {
+            String name, List<String> jvm, String mainClass, List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(JAVA_17_OPENS);
+        // Everything a Flink process keeps on disk defaults to java.io.tmpdir: its working
+        // directory (tm_<resource id>, with a copy of every job jar it ran, and jm_<id> with every
+        // upload), its I/O and shuffle directories, the RPC jar it unpacks. In /tmp they outlived
+        // every run (45 GB once) and, named by resource id, were shared with any other cluster on
+        // the machine. Here each process has its own, deleted once it is gone, as a task's disk is.
+        cmd.add("-Djava.io.tmpdir=" + Files.createDirectories(scratch(name)));
         // The cluster's Kinesis is kinesalite, which speaks JSON only.
         cmd.add("-Daws.cborEnabled=false");
         cmd.addAll(jvm);
@@ -539,7 +545,10 @@ public final class LocalCluster {
         Files.writeString(dir.resolve("pids/" + name + ".pid"), Long.toString(pid));
     }
 
-    /** SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. */
+    /**
+     * SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. Its
+     * scratch directory goes with it; a replacement is a new process with a name of its own.
+     */
     public void kill(String name) throws IOException {
         Long pid = pids().get(name);
         if (pid == null) {
@@ -552,6 +561,15 @@ public final class LocalCluster {
                             h.onExit().join();
                         });
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
+        FileTrees.deleteRecursively(scratch(name));
+    }
+
+    /**
+     * Where process {@code name} keeps what Flink puts in java.io.tmpdir (its working directory
+     * among them).
+     */
+    public Path scratch(String name) {
+        return dir.resolve("tmp").resolve(name);
     }
 
     /** SIGTERM, then SIGKILL if {@code name} has not exited within {@code grace}. */
@@ -571,6 +589,7 @@ public final class LocalCluster {
             }
         }
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
+        FileTrees.deleteRecursively(scratch(name));
     }
 
     public void down(PrintStream out) throws Exception {
@@ -590,10 +609,13 @@ public final class LocalCluster {
                                     h.onExit().get(20, TimeUnit.SECONDS);
                                 } catch (Exception timeout) {
                                     h.destroyForcibly();
+                                    h.onExit().join();
                                 }
                             });
             Files.deleteIfExists(dir.resolve("pids/" + e.getKey() + ".pid"));
         }
+        // The logs stay for whoever looks into the run; the processes' scratch goes.
+        FileTrees.deleteRecursively(dir.resolve("tmp"));
         out.println(pids.isEmpty() ? "no cluster is up" : "cluster down");
     }
 

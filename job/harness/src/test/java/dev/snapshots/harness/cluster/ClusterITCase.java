@@ -57,6 +57,9 @@ class ClusterITCase {
     @AfterAll
     static void down() throws Exception {
         cluster.down(System.out);
+        assertThat(cluster.scratch("taskmanager-1").getParent())
+                .as("what the cluster's Flink processes kept on disk, gone with them")
+                .doesNotExist();
     }
 
     @Test
@@ -76,7 +79,11 @@ class ClusterITCase {
         // One that runs tasks of the job: slots are spread, but a TaskManager can still hold none.
         List<String> busy = cluster.busyTaskManagers();
         assertThat(busy).as("TaskManagers running the job").isNotEmpty();
+        // Its working directory (with a copy of the job's jar) is the cluster's, not in /tmp, where
+        // such directories once filled the disk and were shared with any other cluster.
+        assertThat(cluster.scratch(busy.get(0)).resolve("tm_" + busy.get(0))).isDirectory();
         cluster.kill(busy.get(0)); // SIGKILL: no clean shutdown
+        assertThat(cluster.scratch(busy.get(0))).as("gone with its process").doesNotExist();
         cluster.startTaskManager(3);
         String state = rest.awaitTerminal(jobId, Duration.ofMinutes(4));
 
