@@ -179,7 +179,7 @@ public final class JobLifecycle {
         // on ECS); once the job has its own checkpoints, a restart resumes from them.
         String savepoint =
                 from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
-        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, savepoint, id);
+        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, savepoint, id);
         out.printf(
                 "job %s (%s v%d) submitted, %s%n",
                 id,
@@ -278,7 +278,7 @@ public final class JobLifecycle {
             return 1;
         }
         String from = own.get("from-savepoint");
-        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from, id);
+        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, from, id);
         out.printf(
                 "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
                         + " snapshots promote %s%s --pipeline %s --job-version %d (it starts at the savepoint, so promote"

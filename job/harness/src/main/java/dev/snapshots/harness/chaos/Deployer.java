@@ -57,7 +57,6 @@ final class Deployer {
     private final Random random;
 
     private Path jobJar;
-    private String jarId;
     private List<String> jobArgs;
 
     /** The job's fixed id, which every JobManager's submit resumes. */
@@ -104,7 +103,6 @@ final class Deployer {
         this.jobArgs = jobArgs;
         JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
         this.jobId = JobLifecycle.jobId(config.pipeline(), config.jobVersion());
-        this.jarId = rest.upload(jobJar);
         submitOn(cluster.currentJobManager());
         jobs.add(jobId);
         awaitRecovery(0);
@@ -172,7 +170,9 @@ final class Deployer {
                                                         rest.savepoint(
                                                                 jobs.get(0),
                                                                 Duration.ofMinutes(2)));
-                        jobs.add(rest.run(jarId, jobArgs, savepoint, null));
+                        // On the JobManager there now: the one the job started on may be gone,
+                        // and its uploads with it.
+                        jobs.add(rest.uploadAndRun(jobJar, jobArgs, savepoint, null));
                         awaitRecovery(0);
                     } finally {
                         producer.resume();

@@ -70,8 +70,8 @@ class ClusterITCase {
         JobConfig config = JobConfig.parse(args.toArray(new String[0]));
 
         String jobId =
-                rest.run(
-                        rest.upload(Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR)),
+                rest.uploadAndRun(
+                        Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR),
                         args,
                         null,
                         null);
