@@ -199,6 +199,15 @@ public final class FlinkRest {
                 .asLong(0);
     }
 
+    /** The id of the latest checkpoint the job completed on this JobManager; -1 if none. */
+    public long latestCheckpointId(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/checkpoints")
+                .path("latest")
+                .path("completed")
+                .path("id")
+                .asLong(-1);
+    }
+
     /** The newest completed savepoint's path, if the job took one. */
     public Optional<String> latestSavepoint(String jobId) throws IOException {
         JsonNode savepoint =

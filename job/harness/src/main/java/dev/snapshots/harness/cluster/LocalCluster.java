@@ -303,12 +303,9 @@ public final class LocalCluster {
      * address keeps naming the current one until {@link #pointAddressAt}. Returns its name.
      */
     public String startJobManager() throws Exception {
-        Path incarnations = Files.createDirectories(dir.resolve("jobmanagers"));
-        int n;
-        try (Stream<Path> started = Files.list(incarnations)) {
-            n = (int) started.count() + 1;
-        }
+        int n = jobManagersStarted() + 1;
         String name = "jobmanager-" + n;
+        Path incarnations = dir.resolve("jobmanagers");
         // A port freePort() saw free can be taken by an outgoing connection before the JobManager
         // binds it; the JobManager then exits, and is started again on other ports.
         for (int attempt = 1; ; attempt++) {
@@ -336,6 +333,14 @@ public final class LocalCluster {
             if (attempt == 3) {
                 throw new IOException(name + " exited at start 3 times; see logs/" + name + ".log");
             }
+        }
+    }
+
+    /** How many JobManager incarnations this cluster started so far. */
+    public int jobManagersStarted() throws IOException {
+        try (Stream<Path> started =
+                Files.list(Files.createDirectories(dir.resolve("jobmanagers")))) {
+            return (int) started.count();
         }
     }
 

@@ -150,6 +150,21 @@ class ClusterITCase {
                                 + "/"
                                 + v1
                                 + "/savepoints/savepoint-");
+        // Its job has a checkpoint of its own: the incarnation before the one it resumed from
+        // (the killed JobManager's) has no checkpoint of v1 left; savepoints stay.
+        assertThat(upgrade)
+                .contains(
+                        "older JobManager incarnations [jm-"
+                                + killed.substring("jobmanager-".length())
+                                + "]");
+        try (ObjectStore checkpoints =
+                StoreSpec.parse(LocalCluster.CHECKPOINTS)
+                        .withEndpoint(endpoints.get("s3"))
+                        .open()) {
+            assertThat(keys(checkpoints, relative(checkpoints(killed)) + "/" + v1 + "/")).isEmpty();
+            assertThat(keys(checkpoints, relative(checkpoints(beforeUpgrade)) + "/" + v1 + "/"))
+                    .anyMatch(k -> k.contains("/savepoints/"));
+        }
         String savepoint = upgrade.replaceAll("(?s).*stopped with savepoint (\\S+).*", "$1");
         assertThat(new FlinkRest(rest).awaitTerminal(v1, Duration.ofMinutes(3)))
                 .isEqualTo("FINISHED");
@@ -326,6 +341,17 @@ class ClusterITCase {
                 .as("snapshots %s exit code; it said: %s", command, said)
                 .isEqualTo(said.contains("refused") ? 1 : 0);
         return said;
+    }
+
+    /** A checkpoint directory relative to {@link LocalCluster#CHECKPOINTS}. */
+    private static String relative(String directory) {
+        return directory.substring(LocalCluster.CHECKPOINTS.length() + 1);
+    }
+
+    private static List<String> keys(ObjectStore store, String prefix) throws IOException {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
     }
 
     /** Where a JobManager incarnation of the local cluster keeps its checkpoints. */
