@@ -229,6 +229,11 @@ public final class LocalCluster {
                 taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
     }
 
+    /** Every process's log, {@code <process>.log}. */
+    public Path logsDirectory() {
+        return dir.resolve("logs");
+    }
+
     /** Where the cluster's TaskManagers keep the job's counters: one file per process. */
     public Path metricsDirectory() {
         return dir.resolve("metrics");
@@ -553,8 +558,10 @@ public final class LocalCluster {
     /**
      * SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. Its
      * scratch directory goes with it; a replacement is a new process with a name of its own.
+     * Synchronized with {@link #replaceExitedTaskManagers}, which must not take the process this
+     * kills for one that ended by itself.
      */
-    public void kill(String name) throws IOException {
+    public synchronized void kill(String name) throws IOException {
         Long pid = pids().get(name);
         if (pid == null) {
             throw new IllegalArgumentException("no process " + name + " in " + dir.resolve("pids"));
@@ -719,6 +726,7 @@ public final class LocalCluster {
         FlinkRest rest = new FlinkRest(endpoints().get("rest"));
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
+            replaceExitedTaskManagers();
             if (rest.get("/overview").path("taskmanagers").asInt() == n) {
                 return;
             }
@@ -730,6 +738,30 @@ public final class LocalCluster {
                         + timeout
                         + "; see "
                         + dir.resolve("logs"));
+    }
+
+    /**
+     * Starts again each TaskManager whose process ended by itself, as an ECS service replaces a
+     * task that stopped. On a loaded machine one can fail to start ("Could not create actor
+     * system", a 10 s timeout), and a chaos run's rolling update then waited in vain for it. The
+     * one that ended keeps its log, renamed {@code taskmanager-N.exited-<millis>.log}.
+     */
+    private synchronized void replaceExitedTaskManagers() throws Exception {
+        for (Map.Entry<String, Long> p : pids().entrySet()) {
+            String name = p.getKey();
+            if (name.startsWith("taskmanager-")
+                    && !ProcessHandle.of(p.getValue()).map(ProcessHandle::isAlive).orElse(false)) {
+                long now = System.currentTimeMillis();
+                for (String log : List.of(".log", ".out")) {
+                    Path file = logsDirectory().resolve(name + log);
+                    if (Files.exists(file)) {
+                        Files.move(file, logsDirectory().resolve(name + ".exited-" + now + log));
+                    }
+                }
+                FileTrees.deleteRecursively(scratch(name));
+                startTaskManager(Integer.parseInt(name.substring("taskmanager-".length())));
+            }
+        }
     }
 
     /**

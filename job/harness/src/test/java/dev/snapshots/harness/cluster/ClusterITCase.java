@@ -16,6 +16,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -103,6 +105,30 @@ class ClusterITCase {
                     published.goodEvents,
                     published.deadLetterReasons.values().stream().mapToLong(Long::longValue).sum(),
                     restarts);
+        }
+    }
+
+    /**
+     * A TaskManager whose process ends by itself (on a loaded machine one failed to start, "Could
+     * not create actor system") is started again while the cluster waits for its TaskManagers, as
+     * an ECS service replaces a task that stopped; its log is kept.
+     */
+    @Test
+    void aTaskManagerThatEndsByItselfIsStartedAgain() throws Exception {
+        String name = cluster.aliveTaskManagers().get(0);
+        long pid = cluster.pids().get(name);
+        ProcessHandle process = ProcessHandle.of(pid).orElseThrow();
+        process.destroyForcibly();
+        process.onExit().join();
+
+        cluster.awaitTaskManagers(cluster.aliveTaskManagers().size(), Duration.ofSeconds(90));
+
+        assertThat(cluster.pids().get(name)).as("a new process").isNotEqualTo(pid);
+        assertThat(ProcessHandle.of(cluster.pids().get(name)).map(ProcessHandle::isAlive))
+                .hasValue(true);
+        try (Stream<Path> logs = Files.list(cluster.logsDirectory())) {
+            assertThat(logs.map(p -> p.getFileName().toString()))
+                    .anyMatch(f -> f.startsWith(name + ".exited-") && f.endsWith(".log"));
         }
     }
 
