@@ -54,7 +54,8 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * upload from it that is not completed; promoting is {@code CompleteMultipartUpload} with {@code
  * If-None-Match: *}, and an upload that vanished is started again from the copy. Content is one
  * part of any size (S3 allows one part below the 5 MiB minimum), so a committable carries one ETag.
- * The SDK's own retries are off: the sink's committer retries with backoff and counts them.
+ * The SDK tries a request twice at most, at once; what still fails goes to the sink, which retries
+ * with backoff and counts it.
  */
 @PublicEvolving
 public final class S3ObjectStore implements ObjectStore {
@@ -125,9 +126,12 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     /**
-     * The SDK retries once, at once, and only when a pooled connection turns out to be closed (a
-     * server may close it after answering a conditional write early with 412). Nothing reached the
-     * server then. Every other failure goes to the caller, whose backoff counts it.
+     * The SDK retries once, at once, when a pooled connection turns out to be closed (a server may
+     * close it after answering a conditional write early with 412; nothing reached the server
+     * then). The client adds its default conditions to any strategy, so it also retries once, at
+     * once and uncounted, what the SDK deems retryable: throttling, 500/502/503/504,
+     * RequestTimeout, InternalError (in a 200 too), clock skew, I/O errors. What fails both
+     * attempts, or is not retryable for the SDK, goes to the caller, whose backoff counts it.
      */
     private static RetryStrategy resendOnStaleConnection() {
         return StandardRetryStrategy.builder()
