@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.flink.annotation.PublicEvolving;
 import org.slf4j.Logger;
@@ -27,6 +28,7 @@ import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsPro
 import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
@@ -36,8 +38,12 @@ import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.StandardRetryStrategy;
+import software.amazon.awssdk.retries.api.AcquireInitialTokenRequest;
 import software.amazon.awssdk.retries.api.BackoffStrategy;
+import software.amazon.awssdk.retries.api.RefreshRetryTokenRequest;
 import software.amazon.awssdk.retries.api.RetryStrategy;
+import software.amazon.awssdk.retries.api.RetryToken;
+import software.amazon.awssdk.retries.api.TokenAcquisitionFailedException;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
@@ -527,6 +533,10 @@ public final class S3ObjectStore implements ObjectStore {
         }
     }
 
+    /**
+     * By the error code as well as the status: S3 can fail a CompleteMultipartUpload or a copy
+     * after it answered 200 OK, and the SDK then throws with status 200 and the code from the body.
+     */
     static StoreException.Kind classify(S3Exception e) {
         int status = e.statusCode();
         String code =
@@ -537,10 +547,54 @@ public final class S3ObjectStore implements ObjectStore {
         if ("NoSuchUpload".equals(code)) {
             return StoreException.Kind.STAGED_GONE;
         }
-        if (status == 429 || status >= 500 || e.isThrottlingException()) {
+        if (status == 429
+                || status >= 500
+                || RETRIED_THOUGH_AWS_DOES_NOT.contains(code)
+                || awsRetries(e)) {
             return StoreException.Kind.TRANSIENT;
         }
         return StoreException.Kind.PERMANENT;
+    }
+
+    /**
+     * Worth another attempt, though the SDK's default strategy gives up on them: an expired session
+     * token (the credentials provider refreshes it, so the next attempt is signed anew), and
+     * ServiceUnavailable inside a 200 answer, where the status cannot say 503.
+     */
+    private static final Set<String> RETRIED_THOUGH_AWS_DOES_NOT =
+            Set.of(
+                    "ExpiredToken",
+                    "ExpiredTokenException",
+                    "TokenRefreshRequired",
+                    "ServiceUnavailable");
+
+    /**
+     * The SDK's default retry strategy, only asked, never used to retry: it knows the throttling
+     * codes, clock skew (RequestTimeTooSkewed; the client corrects its offset from the answer's
+     * Date) and the retryable codes (RequestTimeout, InternalError) whatever the status, and its
+     * lists of them are internal to the SDK.
+     */
+    private static final RetryStrategy AWS_DEFAULTS =
+            AwsRetryStrategy.standardRetryStrategy().toBuilder()
+                    .circuitBreakerEnabled(false)
+                    .backoffStrategy(BackoffStrategy.retryImmediately())
+                    .build();
+
+    private static boolean awsRetries(S3Exception e) {
+        if (e.awsErrorDetails() == null) {
+            return false; // the SDK's conditions read the code from the details
+        }
+        RetryToken first =
+                AWS_DEFAULTS
+                        .acquireInitialToken(AcquireInitialTokenRequest.create("classify"))
+                        .token();
+        try {
+            AWS_DEFAULTS.refreshRetryToken(
+                    RefreshRetryTokenRequest.builder().token(first).failure(e).build());
+            return true;
+        } catch (TokenAcquisitionFailedException notRetryable) {
+            return false;
+        }
     }
 
     @FunctionalInterface
