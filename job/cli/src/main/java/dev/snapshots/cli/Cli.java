@@ -48,6 +48,13 @@ public final class Cli {
                         "audit STORE_URI [--endpoint URL] [--json]     exit 0 clean, 1 findings, 2 could not scan",
                         Audit.USAGE,
                         Audit::run));
+        commands.put(
+                "ddl",
+                new Command(
+                        "ddl STORE_URI --pipeline P --job-version N     the Athena / Glue table of a"
+                                + " version, partitions projected",
+                        Ddl.USAGE,
+                        Ddl::run));
         for (String op : List.of("submit", "upgrade", "replay", "promote", "release")) {
             commands.put(
                     op,

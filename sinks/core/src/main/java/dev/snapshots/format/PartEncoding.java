@@ -32,6 +32,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.avro.AvroParquetReader;
 import org.apache.parquet.avro.AvroParquetWriter;
 import org.apache.parquet.avro.AvroSchemaConverter;
+import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.ParquetReader;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.api.WriteSupport;
@@ -213,6 +214,21 @@ public final class PartEncoding {
                                 .withConf(hadoopConf())
                                 .build();
         return new ParquetWriterFactory<>(builder);
+    }
+
+    /**
+     * The Avro schema a part was written with, from its footer: an empty part has one too. What a
+     * reader's table declares ({@code snapshots ddl}).
+     */
+    public static Schema schema(byte[] parquet) throws IOException {
+        try (ParquetFileReader reader = ParquetFileReader.open(new ParquetBytes(parquet))) {
+            String avro =
+                    reader.getFooter().getFileMetaData().getKeyValueMetaData().get(AVRO_SCHEMA_KEY);
+            return avro != null
+                    ? new Schema.Parser().parse(avro)
+                    : new AvroSchemaConverter(hadoopConf())
+                            .convert(reader.getFooter().getFileMetaData().getSchema());
+        }
     }
 
     /** The records of a Parquet part, read with parquet-avro's reader. */
