@@ -422,6 +422,17 @@ class DeployFilesITCase {
                 .contains("/dev/tcp/127.0.0.1/6122");
         assertThat(local("protect_container").path("stopTimeout").asText())
                 .isEqualTo("${var.stop_timeout_seconds}");
+        // ECS stops a container before those it depends on: the sidecar's checkpoint on SIGTERM
+        // completes before the TaskManager gets its SIGTERM.
+        JsonNode dependsOn = local("protect_container").path("dependsOn");
+        assertThat(dependsOn.size()).isOne();
+        assertThat(dependsOn.get(0).path("containerName").asText())
+                .isEqualTo("${local.taskmanager_container.name}");
+        assertThat(local("taskmanager_container").path("name").asText()).isEqualTo("taskmanager");
+        assertThat(dependsOn.get(0).path("condition").asText()).isEqualTo("START");
+        assertThat(local("taskmanager_container").has("dependsOn"))
+                .as("no cycle: the TaskManager depends on nothing")
+                .isFalse();
     }
 
     @Test
