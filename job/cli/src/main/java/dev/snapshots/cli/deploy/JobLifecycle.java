@@ -2,6 +2,7 @@ package dev.snapshots.cli.deploy;
 
 import dev.snapshots.cli.Audit;
 import dev.snapshots.cli.StoreArgs;
+import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
@@ -224,6 +225,9 @@ public final class JobLifecycle {
             }
         }
         out.println("audit gate: clean");
+        if (!checked("upgrade")) {
+            return 1;
+        }
         String savepoint;
         try {
             savepoint =
@@ -263,6 +267,22 @@ public final class JobLifecycle {
         return 0;
     }
 
+    /**
+     * The new version's store and identity, checked before the running version is touched: its job
+     * would refuse them only after the old one had stopped.
+     *
+     * @return false, having said why, if the new version is refused
+     */
+    private boolean checked(String op) {
+        try {
+            SnapshotPipeline.check(config);
+            return true;
+        } catch (IllegalStateException e) {
+            out.println(op + " refused: " + e.getMessage() + " Nothing was changed.");
+            return false;
+        }
+    }
+
     private int replay() throws Exception {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
@@ -275,6 +295,9 @@ public final class JobLifecycle {
                             + " v"
                             + config.jobVersion()
                             + ") already ran on this cluster; pick the next job version");
+            return 1;
+        }
+        if (!checked("replay")) {
             return 1;
         }
         String from = own.get("from-savepoint");
