@@ -48,13 +48,14 @@ public final class Cli {
                         "audit STORE_URI [--endpoint URL] [--json]     exit 0 clean, 1 findings, 2 could not scan",
                         Audit.USAGE,
                         Audit::run));
-        for (String op : List.of("submit", "upgrade", "replay", "promote", "release")) {
+        for (String op :
+                List.of("submit", "upgrade", "replay", "promote", "release", "savepoint")) {
             commands.put(
                     op,
                     new Command(
                             op.equals("submit")
-                                    ? "submit | upgrade | replay | promote | release   run and operate the job on"
-                                            + " a Flink cluster (local or ECS)"
+                                    ? "submit | upgrade | replay | promote | release | savepoint   run and operate"
+                                            + " the job on a Flink cluster (local or ECS)"
                                     : null,
                             JobLifecycle.USAGE,
                             (args, out) -> JobLifecycle.run(op, args, out, rolls)));

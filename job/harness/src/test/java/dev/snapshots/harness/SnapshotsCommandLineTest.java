@@ -27,6 +27,9 @@ class SnapshotsCommandLineTest {
                 "run --store file:///tmp/x --source kinesis | --source kinesis needs --stream-arn",
                 "run --store file:///tmp/x --source kafka | --source must be generator, kinesis or file",
                 "run --store file:///tmp/x --shard-discovery 0s | --shard-discovery must be positive",
+                "run --store file:///tmp/x --shard-poll-interval 100ms | --shard-poll-interval must be at least 200ms (Kinesis allows 5 GetRecords calls per second per shard)",
+                "savepoint --rest http://127.0.0.1:1 | savepoint takes --rest URL and --job-version N",
+                "savepoint --rest http://127.0.0.1:1 --job-version 1 --colour blue | unknown flag --colour",
                 "run --store file:///tmp/x --max-drift -5m | --max-drift must be a duration like 500ms",
                 "run --store file:///tmp/x --colour blue | unknown flag --colour",
                 "run --store file:///tmp/x --job-version | --job-version needs a value",
@@ -70,8 +73,16 @@ class SnapshotsCommandLineTest {
     void everyCommandHasHelp() {
         for (String command :
                 new String[] {
-                    "demo", "run", "inspect", "audit", "cluster", "chaos", "bench", "protect",
-                    "submit"
+                    "demo",
+                    "run",
+                    "inspect",
+                    "audit",
+                    "cluster",
+                    "chaos",
+                    "bench",
+                    "protect",
+                    "submit",
+                    "savepoint"
                 }) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertThat(
