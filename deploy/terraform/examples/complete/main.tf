@@ -274,6 +274,8 @@ module "snapshots" {
 # (its own JobManager and TaskManagers, lag alarm and dashboard) on N's stream, bucket and cluster.
 # Readers switch with 'snapshots promote' once it has caught up; then set job_version and
 # from_savepoint of the main instance to the replay's, or remove the replay (README, runbook).
+# Add it once the main instance exists: its outputs decide what the replay creates, and Terraform
+# cannot count on values it learns only by creating them in the same apply.
 module "replay" {
   source = "../../modules/flink-ecs"
   count  = var.replay == null ? 0 : 1

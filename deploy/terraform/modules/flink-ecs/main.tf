@@ -73,7 +73,7 @@ locals {
     # A TaskManager that has not registered with a JobManager for this long exits. A JobManager
     # replacement (README, "JobManager replacement on Fargate") leaves them without one for up to
     # its whole budget: twice that, so a routine deploy never costs every TaskManager.
-    "taskmanager.registration.timeout: ${2 * local.jobmanager_replacement_budget_seconds}s",
+    "taskmanager.registration.timeout: ${local.taskmanager_registration_timeout_seconds}s",
     "restart-strategy.type: exponential-delay",
     # flink-s3-fs-presto (checkpoints, savepoints) defaults to EC2 instance credentials
     # (presto.s3.use-instance-credentials, which Flink mirrors from s3.*); Fargate has no instance

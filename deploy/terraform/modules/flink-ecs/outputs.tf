@@ -68,7 +68,8 @@ output "snapshots_function" {
     snapshots() {
       local task status
       task=$(${local.run_task} --overrides "$(jq -cn '{containerOverrides: [{name: "snapshots", command: $ARGS.positional}]}' --args -- "$@")") || return 2
-      until aws ecs wait tasks-stopped --cluster ${local.cluster_name} --tasks "$task" 2>/dev/null; do :; done
+      # 'wait' gives up after 10 minutes; an audit of a large store may take longer (an hour here).
+      for _ in 1 2 3 4 5 6; do aws ecs wait tasks-stopped --cluster ${local.cluster_name} --tasks "$task" && break; done
       aws logs get-log-events --log-group-name ${aws_cloudwatch_log_group.flink["jobmanager"].name} --log-stream-name "snapshots/snapshots/$${task##*/}" --start-from-head --query 'events[].[message]' --output text
       status=$(aws ecs describe-tasks --cluster ${local.cluster_name} --tasks "$task" --query 'tasks[0].containers[0].exitCode' --output text)
       [ "$status" = 0 ] || { echo "snapshots: the operator task $task exited $status" >&2; return "$${status/None/2}"; }

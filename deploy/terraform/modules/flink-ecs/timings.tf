@@ -14,4 +14,6 @@ locals {
   # The alarm waits out a routine replacement, plus a minute for the first datapoint of the new
   # JobManager's metrics sidecar (it scrapes every 30 s).
   job_down_alarm_minutes = coalesce(var.job_down_alarm_minutes, ceil(local.jobmanager_replacement_budget_seconds / 60) + 1)
+  # A TaskManager without a JobManager for this long exits (taskmanager.registration.timeout).
+  taskmanager_registration_timeout_seconds = 2 * local.jobmanager_replacement_budget_seconds
 }

@@ -691,7 +691,7 @@ class DeployFilesITCase {
                         "${local.bucket_arn}/${var.snapshot_prefix}*/" + ObjectKeys.CURRENT_FILE);
         assertThat(local("flink_state").asText()).endsWith("/${var.checkpoint_prefix}*");
         assertThat(resource("aws_s3_bucket_policy", "snapshots").path("policy").asText())
-                .isEqualTo("${data.aws_iam_policy_document.bucket.json}");
+                .isEqualTo("${data.aws_iam_policy_document.bucket[0].json}");
     }
 
     @Test

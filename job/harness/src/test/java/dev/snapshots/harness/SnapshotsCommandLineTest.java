@@ -73,16 +73,8 @@ class SnapshotsCommandLineTest {
     void everyCommandHasHelp() {
         for (String command :
                 new String[] {
-                    "demo",
-                    "run",
-                    "inspect",
-                    "audit",
-                    "cluster",
-                    "chaos",
-                    "bench",
-                    "protect",
-                    "submit",
-                    "savepoint"
+                    "demo", "run", "inspect", "audit", "cluster", "chaos", "bench", "protect",
+                    "submit"
                 }) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertThat(
