@@ -55,13 +55,14 @@ public final class Cli {
                                 + " version, partitions projected",
                         Ddl.USAGE,
                         Ddl::run));
-        for (String op : List.of("submit", "upgrade", "replay", "promote", "release")) {
+        for (String op :
+                List.of("submit", "upgrade", "replay", "promote", "release", "savepoint")) {
             commands.put(
                     op,
                     new Command(
                             op.equals("submit")
-                                    ? "submit | upgrade | replay | promote | release   run and operate the job on"
-                                            + " a Flink cluster (local or ECS)"
+                                    ? "submit | upgrade | replay | promote | release | savepoint   run and operate"
+                                            + " the job on a Flink cluster (local or ECS)"
                                     : null,
                             JobLifecycle.USAGE,
                             (args, out) -> JobLifecycle.run(op, args, out, rolls)));

@@ -1,6 +1,7 @@
 package dev.snapshots.cli.deploy;
 
 import dev.snapshots.cli.Audit;
+import dev.snapshots.cli.Flags;
 import dev.snapshots.cli.StoreArgs;
 import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.config.CommandLine;
@@ -49,6 +50,7 @@ public final class JobLifecycle {
                     "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL] [--force]",
                     "       snapshots release --rest URL",
+                    "       snapshots savepoint --rest URL --job-version N [--pipeline P]",
                     "",
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
@@ -66,6 +68,9 @@ public final class JobLifecycle {
                     "            --force promotes anyway, naming the windows lost",
                     "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs and wait until",
                     "            they have ended; their checkpoints stay, and the next JobManager's 'submit' resumes from them",
+                    "  savepoint take a savepoint of the running job version into the cluster's savepoint directory",
+                    "            (state.savepoints.dir) and print its path; the job keeps running. The start of version N+1",
+                    "            (submit --from-savepoint, SNAPSHOTS_FROM_SAVEPOINT, Terraform's from_savepoint)",
                     "",
                     "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
                     "exit status: 0 done, 1 refused or blocked (with the reason), 2 bad flags");
@@ -130,6 +135,9 @@ public final class JobLifecycle {
         }
         if (command.equals("release")) {
             return release(args, out);
+        }
+        if (command.equals("savepoint")) {
+            return savepoint(args, out);
         }
         JobLifecycle ops = new JobLifecycle(command, args, out, rolls);
         switch (command) {
@@ -365,6 +373,42 @@ public final class JobLifecycle {
         if (running.isEmpty()) {
             out.println("no job runs on this JobManager");
         }
+        return 0;
+    }
+
+    /**
+     * A savepoint of a running job version, which keeps running. It goes to the cluster's savepoint
+     * directory, outside every JobManager incarnation's checkpoint directory, so no clean-up of a
+     * job's own checkpoints removes it while a new version may still have to start from it.
+     */
+    private static int savepoint(String[] args, PrintStream out) throws IOException {
+        Map<String, String> flags =
+                Flags.parse(
+                        args,
+                        new String[][] {
+                            {"rest", ""}, {"job-version", ""}, {"pipeline", "telemetry"}
+                        },
+                        Set.of());
+        if (flags.get("rest").isEmpty() || !flags.get("job-version").matches("\\d{1,9}")) {
+            throw new IllegalArgumentException(
+                    "savepoint takes --rest URL and --job-version N (a whole number)");
+        }
+        FlinkRest rest = new FlinkRest(flags.get("rest"));
+        String pipeline = flags.get("pipeline");
+        int version = Integer.parseInt(flags.get("job-version"));
+        String id = jobId(pipeline, version);
+        String state = rest.jobStates().get(id);
+        if (!"RUNNING".equals(state)) {
+            out.printf(
+                    "savepoint refused: job %s (%s v%d) is %s on this cluster, not RUNNING%n",
+                    id, pipeline, version, state == null ? "unknown" : state);
+            return 1;
+        }
+        String path = rest.savepoint(id, SAVEPOINT_TIMEOUT);
+        out.printf(
+                "savepoint of job %s (%s v%d): %s%nthe job keeps running; start version %d from it"
+                        + " with --from-savepoint (Terraform: from_savepoint)%n",
+                id, pipeline, version, path, version + 1);
         return 0;
     }
 
