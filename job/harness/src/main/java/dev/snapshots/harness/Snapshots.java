@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.core.execution.JobClient;
 
 /**
  * {@code ./snapshots COMMAND [flags]}: the launcher's Java side. The harness's commands (demo, an
@@ -115,8 +114,7 @@ public final class Snapshots {
         out.printf(
                 "running %s (%d statements) embedded (Ctrl-C stops it)%n",
                 file, script.statements().size());
-        JobClient job = SqlJob.start(SnapshotJob.embedded(), script, SqlJob.name(file));
-        job.getJobExecutionResult().get();
+        SqlJob.await(SqlJob.start(SnapshotJob.embedded(), script, SqlJob.name(file)));
         out.printf("%s: done, its sources ended%n", file);
         return 0;
     }

@@ -232,8 +232,12 @@ class OrdersPipelineITCase {
                             "'pipeline' =",
                             "'store.endpoint' = '" + store.endpoint().get() + "',\n  'pipeline' =");
         }
+        // A defect fails the test after three restarts instead of restarting it forever.
         return "SET 'parallelism.default' = '2';\n"
                 + "SET 'execution.checkpointing.interval' = '500 ms';\n"
+                + "SET 'restart-strategy.type' = 'fixed-delay';\n"
+                + "SET 'restart-strategy.fixed-delay.attempts' = '3';\n"
+                + "SET 'restart-strategy.fixed-delay.delay' = '200 ms';\n"
                 + sql;
     }
 

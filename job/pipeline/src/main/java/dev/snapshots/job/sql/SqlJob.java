@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -37,9 +38,21 @@ public final class SqlJob {
             return;
         }
         Path file = Path.of(args[1]);
-        start(StreamExecutionEnvironment.getExecutionEnvironment(), read(file), name(file))
-                .getJobExecutionResult()
-                .get();
+        await(start(StreamExecutionEnvironment.getExecutionEnvironment(), read(file), name(file)));
+    }
+
+    /**
+     * Waits until the job ends.
+     *
+     * @throws IllegalStateException if it failed, with every cause's message: the one that matters
+     *     (a refusal of the table sink, say) is the innermost
+     */
+    public static void await(JobClient job) throws InterruptedException {
+        try {
+            job.getJobExecutionResult().get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the job failed: " + messages(e.getCause()), e);
+        }
     }
 
     public static SqlScript read(Path file) throws IOException {
