@@ -71,7 +71,8 @@ class OrdersPipelineITCase {
 
     /**
      * As a user runs it: {@code snapshots run --sql}, the store a local directory, read back by
-     * DuckDB, which sees decimals as decimals and timestamps as timestamps.
+     * DuckDB, which sees decimals as decimals and timestamps as timestamps; then the same script
+     * with another B, refused.
      */
     @Test
     void theExampleRunFromTheCommandLineEqualsTheReferenceReadByDuckDb() throws Exception {
@@ -132,6 +133,18 @@ class OrdersPipelineITCase {
             assertThat(read).isEqualTo(reference(0, OrderEvents.HOURS));
         }
         assertOnePartPerWindowAndBucket(store, 1, reference(0, OrderEvents.HOURS));
+
+        // The same job version with another B is refused before it runs, naming both.
+        Files.writeString(script, option(Files.readString(script), "buckets", "8"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                Snapshots.run(
+                        new String[] {"run", "--sql", script.toString()},
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("buckets (B) 4 (recorded), 8 (this run)");
     }
 
     @Test
