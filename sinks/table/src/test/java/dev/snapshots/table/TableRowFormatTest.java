@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.PartKind;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -33,6 +34,7 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -99,7 +101,8 @@ class TableRowFormatTest {
                         null,
                         null);
         Path file = tmp.resolve("part.parquet");
-        Files.write(file, encode(format, List.of(full, nulls)));
+        PartEncoding.PartWriter<RowData> part = part(format, List.of(full, nulls));
+        Files.write(file, part.finish());
 
         try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
                 Statement st = duckdb.createStatement()) {
@@ -157,7 +160,7 @@ class TableRowFormatTest {
         assertThat(decoded.get(1).get("coupon")).isNull();
         assertThat(PartEncoding.fingerprint(decoded, format.schema(), 1))
                 .as("the fingerprint recomputed from the file, as the audit does")
-                .isEqualTo(fingerprint(format, List.of(full, nulls)));
+                .isEqualTo(part.fingerprint());
     }
 
     /** Property: for random values, comparing keys' texts compares the values. */
@@ -175,10 +178,8 @@ class TableRowFormatTest {
                         random.nextLong() >> random.nextInt(64),
                         randomDouble(random),
                         new BigDecimal(
-                                        java.math.BigInteger.valueOf(random.nextLong())
-                                                .multiply(
-                                                        java.math.BigInteger.valueOf(
-                                                                random.nextInt(1000))),
+                                        BigInteger.valueOf(random.nextLong())
+                                                .multiply(BigInteger.valueOf(random.nextInt(1000))),
                                         3)
                                 .remainder(new BigDecimal("1E+20")),
                         random.nextInt(40_000) - 20_000,
@@ -260,23 +261,15 @@ class TableRowFormatTest {
                 .isNotEqualTo(PartEncoding.canonicalBytes(format, generic));
     }
 
-    private static byte[] encode(TableRowFormat format, List<RowData> rows) throws Exception {
+    /** A part of {@code rows}, in the order given, encoded and fingerprinted. */
+    private static PartEncoding.PartWriter<RowData> part(TableRowFormat format, List<RowData> rows)
+            throws Exception {
         PartEncoding.PartWriter<RowData> writer =
                 new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, format, 1);
         for (RowData row : rows) {
             writer.add(row);
         }
-        return writer.finish();
-    }
-
-    private static String fingerprint(TableRowFormat format, List<RowData> rows) throws Exception {
-        PartEncoding.PartWriter<RowData> writer =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, format, 1);
-        for (RowData row : rows) {
-            writer.add(row);
-        }
-        writer.finish();
-        return writer.fingerprint();
+        return writer;
     }
 
     static TableRowFormat format(Map<String, DataType> columns, String... primaryKey) {
@@ -292,9 +285,7 @@ class TableRowFormatTest {
 
     private static RowType rowType(Map<String, DataType> columns) {
         return RowType.of(
-                columns.values().stream()
-                        .map(DataType::getLogicalType)
-                        .toArray(org.apache.flink.table.types.logical.LogicalType[]::new),
+                columns.values().stream().map(DataType::getLogicalType).toArray(LogicalType[]::new),
                 columns.keySet().toArray(String[]::new));
     }
 

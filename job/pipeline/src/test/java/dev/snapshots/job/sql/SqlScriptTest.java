@@ -2,6 +2,7 @@ package dev.snapshots.job.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.snapshots.job.sql.SqlScript.Kind;
 import dev.snapshots.job.sql.SqlScript.Statement;
@@ -27,10 +28,10 @@ class SqlScriptTest {
         assertThat(script.statements())
                 .extracting(Statement::line, Statement::kind)
                 .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple(2, Kind.SET),
-                        org.assertj.core.groups.Tuple.tuple(4, Kind.CREATE),
-                        org.assertj.core.groups.Tuple.tuple(7, Kind.CREATE),
-                        org.assertj.core.groups.Tuple.tuple(8, Kind.INSERT));
+                        tuple(2, Kind.SET),
+                        tuple(4, Kind.CREATE),
+                        tuple(7, Kind.CREATE),
+                        tuple(8, Kind.INSERT));
         assertThat(script.statements().get(1).text())
                 .isEqualTo(
                         "CREATE TABLE `a;b` (x STRING COMMENT 'one; two')\n"
