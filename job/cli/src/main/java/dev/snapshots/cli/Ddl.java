@@ -151,7 +151,8 @@ final class Ddl {
             return "date";
         }
         if (s.getLogicalType() instanceof LogicalTypes.TimestampMillis
-                || s.getLogicalType() instanceof LogicalTypes.TimestampMicros) {
+                || s.getLogicalType() instanceof LogicalTypes.TimestampMicros
+                || s.getLogicalType() instanceof LogicalTypes.LocalTimestampMillis) {
             return "timestamp";
         }
         return switch (s.getType()) {
