@@ -42,10 +42,39 @@ public final class FlinkRest {
     }
 
     /**
-     * Uploads a job jar, streamed from the file (it is a hundred MB); returns the id {@link #run}
-     * takes.
+     * Runs a job jar on the JobManager that answers now, with these program arguments, from {@code
+     * savepoint} and under job id {@code jobId} when not null (else Flink picks a fresh id);
+     * returns the job's id.
+     *
+     * <p>An uploaded jar is a file of one JobManager process: a successor (a task ECS replaced, a
+     * JobManager killed and started again) has none of its predecessor's uploads, and answers a run
+     * of one with "Jar file ... does not exist". So no jar id outlives this call: the jar is
+     * uploaded each time, and again when the JobManager behind the address changed between the
+     * upload and the run.
      */
-    public String upload(Path jar) throws IOException {
+    public String uploadAndRun(Path jar, List<String> args, String savepoint, String jobId)
+            throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return run(upload(jar), args, savepoint, jobId);
+            } catch (IOException e) {
+                if (attempt == 3 || !jarGone(e)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** A run refused because this JobManager has no such upload: nothing was started. */
+    private static boolean jarGone(IOException e) {
+        String message = String.valueOf(e.getMessage());
+        return message.contains("/run: ")
+                && message.contains("Jar file ")
+                && message.contains(" does not exist");
+    }
+
+    /** Uploads a job jar, streamed from the file (it is a hundred MB); returns its id here. */
+    private String upload(Path jar) throws IOException {
         String boundary = "----snapshots" + UUID.randomUUID();
         byte[] head =
                 ("--"
@@ -66,11 +95,7 @@ public final class FlinkRest {
         return Path.of(uploaded.path("filename").asText()).getFileName().toString();
     }
 
-    /**
-     * Runs an uploaded jar with these program arguments, from {@code savepoint} and under job id
-     * {@code jobId} when not null (else Flink picks a fresh id).
-     */
-    public String run(String jarId, List<String> args, String savepoint, String jobId)
+    private String run(String jarId, List<String> args, String savepoint, String jobId)
             throws IOException {
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("programArgsList", args);
@@ -172,6 +197,15 @@ public final class FlinkRest {
                 .path("completed")
                 .path("trigger_timestamp")
                 .asLong(0);
+    }
+
+    /** The id of the latest checkpoint the job completed on this JobManager; -1 if none. */
+    public long latestCheckpointId(String jobId) throws IOException {
+        return get("/jobs/" + jobId + "/checkpoints")
+                .path("latest")
+                .path("completed")
+                .path("id")
+                .asLong(-1);
     }
 
     /** The newest completed savepoint's path, if the job took one. */

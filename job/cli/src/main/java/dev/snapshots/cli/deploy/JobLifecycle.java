@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -55,7 +56,8 @@ public final class JobLifecycle {
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
                     "            for 3 checkpoint intervals (at least 10 s: another JobManager may still run the job); does",
-                    "            nothing if the job runs here",
+                    "            nothing if the job runs here. Once a resumed job has a checkpoint of its own, removes the",
+                    "            checkpoints of the JobManagers before the one it resumed from (never a savepoint)",
                     "  upgrade   the audit gate (findings block), stop-with-savepoint (a failure blocks; the job keeps running),",
                     "            then roll: 'local' (./snapshots only) restarts the local cluster's JobManager and submits JAR; any other value",
                     "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
@@ -80,6 +82,12 @@ public final class JobLifecycle {
 
     /** How long a checkpoint must stay the newest, at least, before a job resumes from it. */
     private static final Duration MIN_QUIET = Duration.ofSeconds(10);
+
+    /**
+     * How long, at least, 'submit' waits for a resumed job's first checkpoint before it removes
+     * older JobManagers' checkpoints.
+     */
+    private static final Duration FIRST_CHECKPOINT_PATIENCE = Duration.ofMinutes(2);
 
     private final PrintStream out;
     private final Map<String, Roll> rolls;
@@ -188,7 +196,7 @@ public final class JobLifecycle {
         // on ECS); once the job has its own checkpoints, a restart resumes from them.
         String savepoint =
                 from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
-        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, savepoint, id);
+        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, savepoint, id);
         out.printf(
                 "job %s (%s v%d) submitted, %s%n",
                 id,
@@ -207,6 +215,9 @@ public final class JobLifecycle {
                                                 + savepoint
                                                 + " (it has no checkpoint of its own yet)"
                                         : "from the start: no retained checkpoint or savepoint"));
+        if (from.isPresent()) {
+            pruneOnceCheckpointed(rest, id, from.get());
+        }
         return id;
     }
 
@@ -309,7 +320,7 @@ public final class JobLifecycle {
             return 1;
         }
         String from = own.get("from-savepoint");
-        rest.run(rest.upload(Path.of(own.get("jar"))), jobArgs, from, id);
+        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, from, id);
         out.printf(
                 "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
                         + " snapshots promote %s%s --pipeline %s --job-version %d (it starts at the savepoint, so promote"
@@ -485,12 +496,74 @@ public final class JobLifecycle {
      */
     private Optional<RetainedCheckpoints.Retained> newestRetained(FlinkRest rest, String id)
             throws IOException {
+        return RetainedCheckpoints.newestWhole(
+                checkpointRoot(rest), id, JobLifecycle.class.getClassLoader());
+    }
+
+    /**
+     * Once the job, resumed here from {@code from}, has completed a checkpoint of its own: removes
+     * the checkpoints of the JobManager incarnations before the one it resumed from (see {@link
+     * RetainedCheckpoints#prune}). Without it every JobManager start would leave a full checkpoint
+     * behind, and every submit would read them all. A job that has not checkpointed within {@link
+     * #FIRST_CHECKPOINT_PATIENCE} (or ten intervals) leaves them to a later submit; so does a
+     * failure here, which never fails the submit: the job runs.
+     */
+    private void pruneOnceCheckpointed(
+            FlinkRest rest, String id, RetainedCheckpoints.Retained from) {
+        Duration interval = config.get(JobOptions.CHECKPOINT_INTERVAL);
+        Duration patience = interval.multipliedBy(10);
+        patience =
+                patience.compareTo(FIRST_CHECKPOINT_PATIENCE) < 0
+                        ? FIRST_CHECKPOINT_PATIENCE
+                        : patience;
+        try {
+            long deadline = System.nanoTime() + patience.toNanos();
+            long checkpoint = rest.latestCheckpointId(id);
+            while (checkpoint <= from.checkpointId()) {
+                if (System.nanoTime() > deadline) {
+                    out.printf(
+                            "job %s has no checkpoint of its own after %d s: older JobManagers'"
+                                    + " checkpoints stay, for a later submit to remove%n",
+                            id, patience.toSeconds());
+                    return;
+                }
+                FlinkRest.sleep(500);
+                checkpoint = rest.latestCheckpointId(id);
+            }
+            StoreSpec root = checkpointRoot(rest);
+            String rootUri = root.uri().toString();
+            Optional<String> here = RetainedCheckpoints.incarnation(rootUri, checkpointBase(rest));
+            if (here.isEmpty()) {
+                return; // one checkpoint directory for every JobManager: Flink subsumes its own
+            }
+            Set<String> keep = new TreeSet<>(List.of(here.get()));
+            RetainedCheckpoints.incarnation(rootUri, from.path()).ifPresent(keep::add);
+            RetainedCheckpoints.Pruned pruned;
+            try (ObjectStore store = root.open()) {
+                pruned = RetainedCheckpoints.prune(store, id, from.checkpointId(), keep);
+            }
+            out.printf(
+                    "job %s has checkpoint %d of its own: removed the checkpoints of %d older"
+                            + " JobManager incarnations%s (%d objects); kept %s%n",
+                    id,
+                    checkpoint,
+                    pruned.incarnations().size(),
+                    pruned.incarnations().isEmpty() ? "" : " " + pruned.incarnations(),
+                    pruned.objects(),
+                    keep);
+        } catch (IOException | RuntimeException e) {
+            out.printf(
+                    "job %s runs; removing older JobManagers' checkpoints failed (%s): a later"
+                            + " submit removes them%n",
+                    id, e.getMessage());
+        }
+    }
+
+    /** Where every JobManager incarnation's checkpoints live, as this JobManager reaches them. */
+    private static StoreSpec checkpointRoot(FlinkRest rest) throws IOException {
         StoreSpec spec = StoreSpec.parse(RetainedCheckpoints.searchRoot(checkpointBase(rest)));
         Optional<String> endpoint = rest.config("s3.endpoint");
-        if (endpoint.isPresent()) {
-            spec = spec.withEndpoint(endpoint.get());
-        }
-        return RetainedCheckpoints.newestWhole(spec, id, JobLifecycle.class.getClassLoader());
+        return endpoint.isPresent() ? spec.withEndpoint(endpoint.get()) : spec;
     }
 
     private static String checkpointDir(FlinkRest rest, String id) throws IOException {

@@ -5,14 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.config.JobConfig;
+import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.FaultProxy;
+import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testkit.StoreKind;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
@@ -27,7 +35,14 @@ import org.junit.jupiter.api.io.TempDir;
  * (subsumed by a JobManager that is still stopping) is passed over for an older one.
  */
 class RetainedCheckpointsITCase {
+    private static final ClassLoader LOADER = RetainedCheckpointsITCase.class.getClassLoader();
+
     @TempDir Path base;
+
+    /** A real run of the job, shared by the tests that copy its newest checkpoint. */
+    @TempDir static Path realRun;
+
+    private static Path realCheckpoint;
 
     @Test
     void theNewestWholeCheckpointIsFoundAcrossIncarnationsAndABrokenOneIsPassedOver()
@@ -75,6 +90,197 @@ class RetainedCheckpointsITCase {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("none is whole")
                 .hasMessageContaining("jm-new/" + jobId + "/chk-" + newestId + ": state file");
+    }
+
+    /**
+     * A hundred JobManager restarts, each as 'submit' and its job go through one: two looks for the
+     * newest whole checkpoint (before and after the quiet wait), the resumed job's first checkpoint
+     * in its own incarnation's directory, the prune, then more checkpoints with Flink subsuming all
+     * but the newest 3; every seventh JobManager dies before its first checkpoint completes,
+     * leaving an unfinished one. The layout is Flink's, on S3Proxy, each checkpoint a copy of a
+     * real one of the job (its metadata given the checkpoint's id). What is left stays bounded, and
+     * so do the store requests of each submit's search.
+     */
+    @Test
+    void aHundredJobManagerRestartsLeaveABoundedNumberOfCheckpointsAndListingsThatDoNotGrow()
+            throws Exception {
+        Path real = realCheckpoint();
+        S3ProxyServer s3 = S3ProxyServer.get();
+        String rootUri = "s3://" + s3.createBucket("checkpoints") + "/flink/checkpoints";
+        String jobId = "0123456789abcdef0123456789abcdef";
+        List<Long> requestsPerSubmit = new ArrayList<>();
+        try (FaultProxy counter = new FaultProxy(s3.endpoint(), 1);
+                ObjectStore searched =
+                        StoreSpec.parse(rootUri).withEndpoint(counter.endpoint()).open();
+                ObjectStore flink = StoreSpec.parse(rootUri).withEndpoint(s3.endpoint()).open()) {
+            long nextId = 1;
+            for (int restart = 1; restart <= 100; restart++) {
+                String incarnation = "jm-" + restart;
+                int before = counter.forwarded();
+                Optional<RetainedCheckpoints.Retained> from = Optional.empty();
+                for (int look = 0; look < 2; look++) {
+                    from = RetainedCheckpoints.newestWhole(searched, rootUri, jobId, LOADER);
+                }
+                requestsPerSubmit.add((long) counter.forwarded() - before);
+                if (restart > 1) {
+                    assertThat(from).as("restart %d finds a whole checkpoint", restart).isPresent();
+                }
+                long resumedFrom = from.map(RetainedCheckpoints.Retained::checkpointId).orElse(0L);
+                nextId = Math.max(nextId, resumedFrom + 1);
+                if (restart % 7 == 0) { // killed while its first checkpoint was being written
+                    writeCheckpoint(flink, real, incarnation, jobId, nextId, false);
+                    continue;
+                }
+                writeCheckpoint(flink, real, incarnation, jobId, nextId, true);
+                if (from.isPresent()) {
+                    Set<String> keep = new TreeSet<>(List.of(incarnation));
+                    RetainedCheckpoints.incarnation(rootUri, from.get().path())
+                            .ifPresent(keep::add);
+                    RetainedCheckpoints.prune(flink, jobId, resumedFrom, keep);
+                }
+                for (long id = nextId + 1; id <= nextId + 4; id++) {
+                    writeCheckpoint(flink, real, incarnation, jobId, id, true);
+                    deleteCheckpoint(flink, incarnation, jobId, id - 3); // subsumed
+                }
+                nextId += 5;
+            }
+            List<String> metadata = new ArrayList<>();
+            List<String> incarnations = new ArrayList<>();
+            flink.list(
+                    "",
+                    o -> {
+                        if (o.key().endsWith("/_metadata")) {
+                            metadata.add(o.key());
+                        }
+                    });
+            flink.listDirectories("", incarnations::add);
+            System.out.printf(
+                    "FIGURES checkpoints after 100 JobManager restarts: %d _metadata in %d incarnations %s;"
+                            + " store requests of a submit's search at restarts 2, 10, 50, 100: %d, %d, %d, %d%n",
+                    metadata.size(),
+                    incarnations.size(),
+                    incarnations,
+                    requestsPerSubmit.get(1),
+                    requestsPerSubmit.get(9),
+                    requestsPerSubmit.get(49),
+                    requestsPerSubmit.get(99));
+            // The one resumed from (3 retained), this one's (3), and an unfinished one at most.
+            assertThat(incarnations).hasSizeLessThanOrEqualTo(3);
+            assertThat(metadata).hasSizeLessThanOrEqualTo(6);
+            // Two cycles of seven restarts (one with a JobManager killed early) set the level.
+            long early = requestsPerSubmit.subList(1, 15).stream().max(Long::compare).orElseThrow();
+            assertThat(requestsPerSubmit.subList(15, 100))
+                    .as("store requests of each submit's search, restarts 16 to 100")
+                    .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(early));
+        }
+    }
+
+    /**
+     * What a prune keeps: the incarnation the job resumed from and its own, one with a checkpoint
+     * at or after the one resumed from (a JobManager that still runs the job), and every savepoint.
+     */
+    @Test
+    void aPruneRemovesOnlyCheckpointsOlderThanTheOneResumedFromAndNeverASavepoint()
+            throws Exception {
+        Path real = realCheckpoint();
+        String jobId = "0123456789abcdef0123456789abcdef";
+        StoreSpec root = StoreSpec.parse(base.resolve("checkpoints").toUri().toString());
+        try (ObjectStore store = root.open()) {
+            writeCheckpoint(store, real, "jm-a", jobId, 4, true);
+            writeCheckpoint(store, real, "jm-a", jobId, 5, true);
+            store.putIfAbsent(
+                    "jm-a/" + jobId + "/savepoints/savepoint-012345-abc/_metadata",
+                    Files.readAllBytes(real.resolve("_metadata")),
+                    Map.of());
+            writeCheckpoint(store, real, "jm-b", jobId, 7, false); // died before completing it
+            writeCheckpoint(store, real, "jm-c", jobId, 9, true); // resumed from
+            writeCheckpoint(store, real, "jm-d", jobId, 12, true); // still runs the job
+            writeCheckpoint(store, real, "jm-e", jobId, 10, true); // here
+            writeCheckpoint(
+                    store,
+                    real,
+                    "jm-f",
+                    "fedcba9876543210fedcba9876543210",
+                    2,
+                    true); // another job
+
+            RetainedCheckpoints.Pruned pruned =
+                    RetainedCheckpoints.prune(store, jobId, 9, List.of("jm-c", "jm-e"));
+
+            assertThat(pruned.incarnations()).containsExactlyInAnyOrder("jm-a", "jm-b");
+            List<String> left = new ArrayList<>();
+            store.list("", o -> left.add(o.key()));
+            assertThat(left)
+                    .noneMatch(k -> k.startsWith("jm-a/" + jobId + "/chk-"))
+                    .noneMatch(k -> k.startsWith("jm-b/"))
+                    .contains("jm-a/" + jobId + "/savepoints/savepoint-012345-abc/_metadata")
+                    .anyMatch(k -> k.startsWith("jm-c/" + jobId + "/chk-9/"))
+                    .anyMatch(k -> k.startsWith("jm-d/" + jobId + "/chk-12/"))
+                    .anyMatch(k -> k.startsWith("jm-e/" + jobId + "/chk-10/"))
+                    .anyMatch(k -> k.startsWith("jm-f/"));
+            assertThat(RetainedCheckpoints.newestWhole(store, root.uri().toString(), jobId, LOADER))
+                    .hasValueSatisfying(r -> assertThat(r.checkpointId()).isEqualTo(12));
+        }
+    }
+
+    /**
+     * Writes checkpoint {@code id} of {@code jobId} in {@code incarnation}'s directory as Flink
+     * lays it out: a copy of the real checkpoint's state files, then (if it completed) its
+     * metadata, which carries the id.
+     */
+    private static void writeCheckpoint(
+            ObjectStore store,
+            Path real,
+            String incarnation,
+            String jobId,
+            long id,
+            boolean completed)
+            throws IOException {
+        String dir = incarnation + "/" + jobId + "/chk-" + id + "/";
+        try (Stream<Path> files = Files.list(real)) {
+            for (Path f : files.sorted().toList()) {
+                byte[] bytes = Files.readAllBytes(f);
+                if (f.getFileName().toString().equals("_metadata")) {
+                    if (!completed) {
+                        continue;
+                    }
+                    // magic number, format version, then the checkpoint id
+                    ByteBuffer.wrap(bytes).putLong(8, id);
+                }
+                store.putIfAbsent(dir + f.getFileName(), bytes, Map.of());
+            }
+        }
+    }
+
+    private static void deleteCheckpoint(
+            ObjectStore store, String incarnation, String jobId, long id) throws IOException {
+        List<String> keys = new ArrayList<>();
+        store.list(incarnation + "/" + jobId + "/chk-" + id + "/", o -> keys.add(o.key()));
+        for (String key : keys) {
+            store.delete(key);
+        }
+    }
+
+    /**
+     * The newest checkpoint of a real run of the job; its state files are named relative to it, so
+     * a copy elsewhere is whole.
+     */
+    private static synchronized Path realCheckpoint() throws Exception {
+        if (realCheckpoint != null) {
+            return realCheckpoint;
+        }
+        Path dir = realRun.resolve("jm-real");
+        runWithCheckpoints(dir, null);
+        StoreSpec spec = StoreSpec.parse(dir.toUri().toString());
+        Optional<RetainedCheckpoints.Retained> newest =
+                RetainedCheckpoints.newestWhole(spec, jobDirectory(dir), LOADER);
+        assertThat(newest).isPresent();
+        Path checkpoint = Path.of(URI.create(newest.get().path()));
+        try (Stream<Path> files = Files.list(checkpoint)) {
+            assertThat(files.count()).as("state files besides the metadata").isGreaterThan(1);
+        }
+        realCheckpoint = checkpoint;
+        return checkpoint;
     }
 
     private static void deleteAStateFile(Path checkpoint) throws IOException {

@@ -153,6 +153,12 @@ public final class Chaos {
                 progress.say("FAILED: %s", e);
             }
             report.jobFigures(cluster.metricsDirectory(), store);
+            try (ObjectStore checkpoints =
+                    StoreSpec.parse(LocalCluster.CHECKPOINTS)
+                            .withEndpoint(cluster.endpoints().get("s3"))
+                            .open()) {
+                report.checkpointsLeft(checkpoints, cluster.jobManagersStarted());
+            }
         } finally {
             report.put("elapsedSeconds", progress.elapsedSeconds());
             if (!plan.keepCluster()) {

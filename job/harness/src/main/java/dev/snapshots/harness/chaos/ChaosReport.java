@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -38,6 +40,36 @@ final class ChaosReport {
 
     List<String> violations() {
         return violations;
+    }
+
+    /**
+     * What the JobManagers' checkpoint directories hold at the end, of {@code started} JobManager
+     * incarnations: the incarnations with a whole checkpoint or savepoint left, and how many of
+     * each. Every JobManager start once left a full checkpoint behind.
+     */
+    void checkpointsLeft(ObjectStore checkpoints, int started) throws IOException {
+        Set<String> incarnations = new TreeSet<>();
+        AtomicLong whole = new AtomicLong();
+        AtomicLong savepoints = new AtomicLong();
+        checkpoints.list(
+                "",
+                o -> {
+                    if (o.key().endsWith("/_metadata")) {
+                        incarnations.add(o.key().substring(0, o.key().indexOf('/')));
+                        (o.key().contains("/savepoints/") ? savepoints : whole).incrementAndGet();
+                    }
+                });
+        put(
+                "checkpointsLeft",
+                ordered(
+                        "jobManagersStarted",
+                        started,
+                        "incarnationsWithCheckpoints",
+                        incarnations.size(),
+                        "checkpoints",
+                        whole.get(),
+                        "savepoints",
+                        savepoints.get()));
     }
 
     /**

@@ -57,7 +57,6 @@ final class Deployer {
     private final Random random;
 
     private Path jobJar;
-    private String jarId;
     private List<String> jobArgs;
 
     /** The job's fixed id, which every JobManager's submit resumes. */
@@ -104,7 +103,6 @@ final class Deployer {
         this.jobArgs = jobArgs;
         JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
         this.jobId = JobLifecycle.jobId(config.pipeline(), config.jobVersion());
-        this.jarId = rest.upload(jobJar);
         submitOn(cluster.currentJobManager());
         jobs.add(jobId);
         awaitRecovery(0);
@@ -172,7 +170,9 @@ final class Deployer {
                                                         rest.savepoint(
                                                                 jobs.get(0),
                                                                 Duration.ofMinutes(2)));
-                        jobs.add(rest.run(jarId, jobArgs, savepoint, null));
+                        // On the JobManager there now: the one the job started on may be gone,
+                        // and its uploads with it.
+                        jobs.add(rest.uploadAndRun(jobJar, jobArgs, savepoint, null));
                         awaitRecovery(0);
                     } finally {
                         producer.resume();
@@ -522,22 +522,24 @@ final class Deployer {
     }
 
     /**
-     * A savepoint can fail while a checkpoint is declined (a task just restarted): try again, a few
-     * times.
+     * A savepoint can fail while a checkpoint is declined (a task just restarted): try again once
+     * the jobs have recovered and completed a checkpoint since the failure. Each wait alone was not
+     * enough: TaskManager kills, which come from their own thread as ECS replaces tasks whatever a
+     * deployment does, landed twice during one rolling update (seed 11), and five tries 2 s apart
+     * after "all tasks running" all met a job that was restarting again.
      */
     private String retry(String what, Call call) throws Exception {
         for (int attempt = 1; ; attempt++) {
             try {
                 return call.call();
             } catch (IOException e) {
-                if (attempt == 5) {
+                if (attempt == 8) {
                     throw e;
                 }
                 progress.say(
-                        "%s failed (%s); again in 2 s",
+                        "%s failed (%s); again once the jobs have checkpointed since",
                         what, e.getMessage().lines().findFirst().orElse(""));
-                awaitRecovery(0);
-                Thread.sleep(2000);
+                awaitRecovery(System.currentTimeMillis());
             }
         }
     }

@@ -229,6 +229,11 @@ public final class LocalCluster {
                 taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
     }
 
+    /** Every process's log, {@code <process>.log}. */
+    public Path logsDirectory() {
+        return dir.resolve("logs");
+    }
+
     /** Where the cluster's TaskManagers keep the job's counters: one file per process. */
     public Path metricsDirectory() {
         return dir.resolve("metrics");
@@ -303,12 +308,9 @@ public final class LocalCluster {
      * address keeps naming the current one until {@link #pointAddressAt}. Returns its name.
      */
     public String startJobManager() throws Exception {
-        Path incarnations = Files.createDirectories(dir.resolve("jobmanagers"));
-        int n;
-        try (Stream<Path> started = Files.list(incarnations)) {
-            n = (int) started.count() + 1;
-        }
+        int n = jobManagersStarted() + 1;
         String name = "jobmanager-" + n;
+        Path incarnations = dir.resolve("jobmanagers");
         // A port freePort() saw free can be taken by an outgoing connection before the JobManager
         // binds it; the JobManager then exits, and is started again on other ports.
         for (int attempt = 1; ; attempt++) {
@@ -336,6 +338,14 @@ public final class LocalCluster {
             if (attempt == 3) {
                 throw new IOException(name + " exited at start 3 times; see logs/" + name + ".log");
             }
+        }
+    }
+
+    /** How many JobManager incarnations this cluster started so far. */
+    public int jobManagersStarted() throws IOException {
+        try (Stream<Path> started =
+                Files.list(Files.createDirectories(dir.resolve("jobmanagers")))) {
+            return (int) started.count();
         }
     }
 
@@ -488,10 +498,16 @@ public final class LocalCluster {
     }
 
     private List<String> flinkJvm(
-            String name, List<String> jvm, String mainClass, List<String> args) {
+            String name, List<String> jvm, String mainClass, List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(JAVA_17_OPENS);
+        // Everything a Flink process keeps on disk defaults to java.io.tmpdir: its working
+        // directory (tm_<resource id>, with a copy of every job jar it ran, and jm_<id> with every
+        // upload), its I/O and shuffle directories, the RPC jar it unpacks. In /tmp they outlived
+        // every run (45 GB once) and, named by resource id, were shared with any other cluster on
+        // the machine. Here each process has its own, deleted once it is gone, as a task's disk is.
+        cmd.add("-Djava.io.tmpdir=" + Files.createDirectories(scratch(name)));
         // The cluster's Kinesis is kinesalite, which speaks JSON only.
         cmd.add("-Daws.cborEnabled=false");
         cmd.addAll(jvm);
@@ -539,8 +555,13 @@ public final class LocalCluster {
         Files.writeString(dir.resolve("pids/" + name + ".pid"), Long.toString(pid));
     }
 
-    /** SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. */
-    public void kill(String name) throws IOException {
+    /**
+     * SIGKILLs a process this cluster started: no shutdown hook, no goodbye to the JobManager. Its
+     * scratch directory goes with it; a replacement is a new process with a name of its own.
+     * Synchronized with {@link #replaceExitedTaskManagers}, which must not take the process this
+     * kills for one that ended by itself.
+     */
+    public synchronized void kill(String name) throws IOException {
         Long pid = pids().get(name);
         if (pid == null) {
             throw new IllegalArgumentException("no process " + name + " in " + dir.resolve("pids"));
@@ -552,6 +573,15 @@ public final class LocalCluster {
                             h.onExit().join();
                         });
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
+        FileTrees.deleteRecursively(scratch(name));
+    }
+
+    /**
+     * Where process {@code name} keeps what Flink puts in java.io.tmpdir (its working directory
+     * among them).
+     */
+    public Path scratch(String name) {
+        return dir.resolve("tmp").resolve(name);
     }
 
     /** SIGTERM, then SIGKILL if {@code name} has not exited within {@code grace}. */
@@ -571,6 +601,7 @@ public final class LocalCluster {
             }
         }
         Files.deleteIfExists(dir.resolve("pids/" + name + ".pid"));
+        FileTrees.deleteRecursively(scratch(name));
     }
 
     public void down(PrintStream out) throws Exception {
@@ -590,10 +621,13 @@ public final class LocalCluster {
                                     h.onExit().get(20, TimeUnit.SECONDS);
                                 } catch (Exception timeout) {
                                     h.destroyForcibly();
+                                    h.onExit().join();
                                 }
                             });
             Files.deleteIfExists(dir.resolve("pids/" + e.getKey() + ".pid"));
         }
+        // The logs stay for whoever looks into the run; the processes' scratch goes.
+        FileTrees.deleteRecursively(dir.resolve("tmp"));
         out.println(pids.isEmpty() ? "no cluster is up" : "cluster down");
     }
 
@@ -692,6 +726,7 @@ public final class LocalCluster {
         FlinkRest rest = new FlinkRest(endpoints().get("rest"));
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
+            replaceExitedTaskManagers();
             if (rest.get("/overview").path("taskmanagers").asInt() == n) {
                 return;
             }
@@ -703,6 +738,30 @@ public final class LocalCluster {
                         + timeout
                         + "; see "
                         + dir.resolve("logs"));
+    }
+
+    /**
+     * Starts again each TaskManager whose process ended by itself, as an ECS service replaces a
+     * task that stopped. On a loaded machine one can fail to start ("Could not create actor
+     * system", a 10 s timeout), and a chaos run's rolling update then waited in vain for it. The
+     * one that ended keeps its log, renamed {@code taskmanager-N.exited-<millis>.log}.
+     */
+    private synchronized void replaceExitedTaskManagers() throws Exception {
+        for (Map.Entry<String, Long> p : pids().entrySet()) {
+            String name = p.getKey();
+            if (name.startsWith("taskmanager-")
+                    && !ProcessHandle.of(p.getValue()).map(ProcessHandle::isAlive).orElse(false)) {
+                long now = System.currentTimeMillis();
+                for (String log : List.of(".log", ".out")) {
+                    Path file = logsDirectory().resolve(name + log);
+                    if (Files.exists(file)) {
+                        Files.move(file, logsDirectory().resolve(name + ".exited-" + now + log));
+                    }
+                }
+                FileTrees.deleteRecursively(scratch(name));
+                startTaskManager(Integer.parseInt(name.substring("taskmanager-".length())));
+            }
+        }
     }
 
     /**

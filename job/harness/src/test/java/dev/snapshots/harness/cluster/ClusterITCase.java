@@ -16,6 +16,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,6 +59,9 @@ class ClusterITCase {
     @AfterAll
     static void down() throws Exception {
         cluster.down(System.out);
+        assertThat(cluster.scratch("taskmanager-1").getParent())
+                .as("what the cluster's Flink processes kept on disk, gone with them")
+                .doesNotExist();
     }
 
     @Test
@@ -67,8 +72,8 @@ class ClusterITCase {
         JobConfig config = JobConfig.parse(args.toArray(new String[0]));
 
         String jobId =
-                rest.run(
-                        rest.upload(Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR)),
+                rest.uploadAndRun(
+                        Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR),
                         args,
                         null,
                         null);
@@ -76,7 +81,11 @@ class ClusterITCase {
         // One that runs tasks of the job: slots are spread, but a TaskManager can still hold none.
         List<String> busy = cluster.busyTaskManagers();
         assertThat(busy).as("TaskManagers running the job").isNotEmpty();
+        // Its working directory (with a copy of the job's jar) is the cluster's, not in /tmp, where
+        // such directories once filled the disk and were shared with any other cluster.
+        assertThat(cluster.scratch(busy.get(0)).resolve("tm_" + busy.get(0))).isDirectory();
         cluster.kill(busy.get(0)); // SIGKILL: no clean shutdown
+        assertThat(cluster.scratch(busy.get(0))).as("gone with its process").doesNotExist();
         cluster.startTaskManager(3);
         String state = rest.awaitTerminal(jobId, Duration.ofMinutes(4));
 
@@ -96,6 +105,30 @@ class ClusterITCase {
                     published.goodEvents,
                     published.deadLetterReasons.values().stream().mapToLong(Long::longValue).sum(),
                     restarts);
+        }
+    }
+
+    /**
+     * A TaskManager whose process ends by itself (on a loaded machine one failed to start, "Could
+     * not create actor system") is started again while the cluster waits for its TaskManagers, as
+     * an ECS service replaces a task that stopped; its log is kept.
+     */
+    @Test
+    void aTaskManagerThatEndsByItselfIsStartedAgain() throws Exception {
+        String name = cluster.aliveTaskManagers().get(0);
+        long pid = cluster.pids().get(name);
+        ProcessHandle process = ProcessHandle.of(pid).orElseThrow();
+        process.destroyForcibly();
+        process.onExit().join();
+
+        cluster.awaitTaskManagers(cluster.aliveTaskManagers().size(), Duration.ofSeconds(90));
+
+        assertThat(cluster.pids().get(name)).as("a new process").isNotEqualTo(pid);
+        assertThat(ProcessHandle.of(cluster.pids().get(name)).map(ProcessHandle::isAlive))
+                .hasValue(true);
+        try (Stream<Path> logs = Files.list(cluster.logsDirectory())) {
+            assertThat(logs.map(p -> p.getFileName().toString()))
+                    .anyMatch(f -> f.startsWith(name + ".exited-") && f.endsWith(".log"));
         }
     }
 
@@ -143,6 +176,21 @@ class ClusterITCase {
                                 + "/"
                                 + v1
                                 + "/savepoints/savepoint-");
+        // Its job has a checkpoint of its own: the incarnation before the one it resumed from
+        // (the killed JobManager's) has no checkpoint of v1 left; savepoints stay.
+        assertThat(upgrade)
+                .contains(
+                        "older JobManager incarnations [jm-"
+                                + killed.substring("jobmanager-".length())
+                                + "]");
+        try (ObjectStore checkpoints =
+                StoreSpec.parse(LocalCluster.CHECKPOINTS)
+                        .withEndpoint(endpoints.get("s3"))
+                        .open()) {
+            assertThat(keys(checkpoints, relative(checkpoints(killed)) + "/" + v1 + "/")).isEmpty();
+            assertThat(keys(checkpoints, relative(checkpoints(beforeUpgrade)) + "/" + v1 + "/"))
+                    .anyMatch(k -> k.contains("/savepoints/"));
+        }
         String savepoint = upgrade.replaceAll("(?s).*stopped with savepoint (\\S+).*", "$1");
         assertThat(new FlinkRest(rest).awaitTerminal(v1, Duration.ofMinutes(3)))
                 .isEqualTo("FINISHED");
@@ -319,6 +367,17 @@ class ClusterITCase {
                 .as("snapshots %s exit code; it said: %s", command, said)
                 .isEqualTo(said.contains("refused") ? 1 : 0);
         return said;
+    }
+
+    /** A checkpoint directory relative to {@link LocalCluster#CHECKPOINTS}. */
+    private static String relative(String directory) {
+        return directory.substring(LocalCluster.CHECKPOINTS.length() + 1);
+    }
+
+    private static List<String> keys(ObjectStore store, String prefix) throws IOException {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
     }
 
     /** Where a JobManager incarnation of the local cluster keeps its checkpoints. */
