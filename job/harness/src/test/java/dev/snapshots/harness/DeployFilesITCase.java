@@ -2,6 +2,7 @@ package dev.snapshots.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.key.ObjectKeys;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.StreamSupport;
 import org.apache.flink.api.common.JobStatus;
@@ -29,6 +31,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What can be checked of the deployment here, where there is no Docker engine and no AWS account:
@@ -147,27 +151,48 @@ class DeployFilesITCase {
 
     /**
      * The JobManager container's entrypoint, run by bash with the official entrypoint and java
-     * replaced by stand-ins that log what they are asked: on SIGTERM the job is released
-     * (cancelled, its tasks ended) before the JobManager is stopped, and the container exits with
-     * the JobManager's status.
+     * replaced by stand-ins that log what they are asked and behave as the real programs do: the
+     * JobManager runs until SIGTERM, then exits 143 as Flink's JVM does; {@code submit} returns 0
+     * once the job runs, fails with 1, or is still in its quiet wait (and exits 143 on SIGTERM);
+     * {@code release} takes a moment, as the real one waits for the job's tasks to end. In each
+     * state a SIGTERM releases the job (cancelled, its tasks ended) before the JobManager is
+     * stopped, the container exits with the JobManager's status, and no process is left behind.
      */
-    @Test
-    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager() throws Exception {
+    @ParameterizedTest(name = "submit {0}")
+    @ValueSource(strings = {"waits", "runs", "fails"})
+    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager(String submit)
+            throws Exception {
         Path dir = Files.createTempDirectory("entrypoint");
         Path log = dir.resolve("log");
-        // Each stand-in logs its start, then waits to be stopped (a trap runs between sleeps).
-        String waitForTerm =
-                "trap 'echo \"$0 TERM\" >> \"$LOG\"; exit 0' TERM; while :; do sleep 0.1; done";
+        Path pids = dir.resolve("pids");
         Files.writeString(
                 dir.resolve("docker-entrypoint.sh"),
-                "#!/usr/bin/env bash\necho \"flink $*\" >> \"$LOG\"\n" + waitForTerm + "\n");
+                String.join(
+                        "\n",
+                        "#!/usr/bin/env bash",
+                        "echo $$ >> \"$PIDS\"",
+                        "echo \"flink $*\" >> \"$LOG\"",
+                        "trap 'echo \"jobmanager TERM\" >> \"$LOG\"; exit 143' TERM",
+                        "while :; do sleep 0.1; done",
+                        ""));
         Files.writeString(
                 dir.resolve("java"),
-                "#!/usr/bin/env bash\nargs=\"${*:4}\"\necho \"cli $args\" >> \"$LOG\"\n"
-                        + "case \"$args\" in submit*) exec -a submit bash -c "
-                        + "'"
-                        + waitForTerm.replace("'", "'\\''")
-                        + "';; esac\n");
+                String.join(
+                        "\n",
+                        "#!/usr/bin/env bash",
+                        "echo $$ >> \"$PIDS\"",
+                        "args=\"${*:4}\"", // after -cp CLASSPATH dev.snapshots.cli.Cli
+                        "echo \"cli $args\" >> \"$LOG\"",
+                        "trap 'echo \"cli ${args%% *} TERM\" >> \"$LOG\"; exit 143' TERM",
+                        "case \"$args\" in",
+                        "  submit*) case \"$SUBMIT\" in",
+                        "    runs) sleep 0.3; echo 'submit returned' >> \"$LOG\"; exit 0;;",
+                        "    fails) sleep 0.3; echo 'submit failed' >> \"$LOG\"; exit 1;;",
+                        "    waits) while :; do sleep 0.1; done;;",
+                        "  esac;;",
+                        "  release*) sleep 1; echo 'release done' >> \"$LOG\";;",
+                        "esac",
+                        ""));
         String entrypoint =
                 Files.readString(ROOT.resolve("deploy/docker/snapshots-entrypoint.sh"))
                         .replace(
@@ -183,35 +208,57 @@ class DeployFilesITCase {
                         .redirectOutput(dir.resolve("out").toFile());
         pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
         pb.environment().put("LOG", log.toString());
+        pb.environment().put("PIDS", pids.toString());
+        pb.environment().put("SUBMIT", submit);
         pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
+        // The moment of the SIGTERM: in the quiet wait, after submit returned, or while the
+        // entrypoint handles the failure (its release runs).
+        String sigtermOnceLogged =
+                Map.of("waits", "cli submit", "runs", "submit returned", "fails", "cli release")
+                        .get(submit);
         Process container = pb.start();
+        List<Long> leftBehind;
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(Files.exists(log) && Files.readString(log).contains("cli submit"))) {
-                assertThat(System.nanoTime())
-                        .as("the entrypoint started submit")
-                        .isLessThan(deadline);
-                Thread.sleep(100);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (container.isAlive()
+                    && !(Files.exists(log) && Files.readString(log).contains(sigtermOnceLogged))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
             }
-            Thread.sleep(300); // the trap is set right after 'submit' starts
-            new ProcessBuilder("kill", "-TERM", Long.toString(container.pid())).start().waitFor();
+            Thread.sleep(200);
+            container.destroy(); // SIGTERM
             assertThat(container.waitFor(30, TimeUnit.SECONDS))
                     .as("the container stopped")
                     .isTrue();
+            leftBehind = awaitEnded(pids);
         } finally {
             container.destroyForcibly();
+            for (long pid : standIns(pids)) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
         }
         List<String> lines = Files.readAllLines(log);
+        String described =
+                "exit "
+                        + container.exitValue()
+                        + ", "
+                        + lines
+                        + "\n"
+                        + Files.readString(dir.resolve("out"));
         assertThat(lines)
-                .as(Files.readString(dir.resolve("out")))
+                .as(described)
                 .contains(
                         "flink jobmanager",
                         "cli release --rest http://localhost:8081",
-                        dir.resolve("docker-entrypoint.sh") + " TERM");
-        assertThat(lines.indexOf("cli release --rest http://localhost:8081"))
-                .as("released before the JobManager is stopped: %s", lines)
-                .isLessThan(lines.indexOf(dir.resolve("docker-entrypoint.sh") + " TERM"));
-        assertThat(container.exitValue()).isZero();
+                        "release done",
+                        "jobmanager TERM");
+        assertThat(lines.indexOf("release done"))
+                .as("released before the JobManager is stopped: %s", described)
+                .isLessThan(lines.indexOf("jobmanager TERM"));
+        assertThat(container.exitValue())
+                .as("the JobManager's status: %s", described)
+                .isEqualTo(143);
+        assertThat(leftBehind).as("processes still running after the container stopped").isEmpty();
     }
 
     @Test
@@ -301,15 +348,14 @@ class DeployFilesITCase {
     @Test
     void eachJobManagerIncarnationCheckpointsUnderTheBase() {
         assertThat(local("checkpoint_base").asText())
-                .isEqualTo(
-                        "s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}checkpoints");
+                .isEqualTo("s3://${local.bucket}/${var.checkpoint_prefix}checkpoints");
         assertThat(environment(local("jobmanager_container")))
                 .containsEntry("SNAPSHOTS_CHECKPOINT_BASE", "${local.checkpoint_base}")
                 .containsEntry("FLINK_PROPERTIES", "${local.flink_properties.jobmanager}");
         assertThat(texts(local("flink_common_properties")))
                 .contains(
                         "state.checkpoints.num-retained: ${var.retained_checkpoints}",
-                        "state.savepoints.dir: s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}savepoints")
+                        "state.savepoints.dir: s3://${local.bucket}/${var.checkpoint_prefix}savepoints")
                 .noneMatch(p -> p.startsWith("state.checkpoints.dir"));
         assertThat(texts(local("flink_jobmanager_properties")))
                 .noneMatch(p -> p.startsWith("state.checkpoints.dir"));
@@ -377,6 +423,17 @@ class DeployFilesITCase {
                 .contains("/dev/tcp/127.0.0.1/6122");
         assertThat(local("protect_container").path("stopTimeout").asText())
                 .isEqualTo("${var.stop_timeout_seconds}");
+        // ECS stops a container before those it depends on: the sidecar's checkpoint on SIGTERM
+        // completes before the TaskManager gets its SIGTERM.
+        JsonNode dependsOn = local("protect_container").path("dependsOn");
+        assertThat(dependsOn.size()).isOne();
+        assertThat(dependsOn.get(0).path("containerName").asText())
+                .isEqualTo("${local.taskmanager_container.name}");
+        assertThat(local("taskmanager_container").path("name").asText()).isEqualTo("taskmanager");
+        assertThat(dependsOn.get(0).path("condition").asText()).isEqualTo("START");
+        assertThat(local("taskmanager_container").has("dependsOn"))
+                .as("no cycle: the TaskManager depends on nothing")
+                .isFalse();
     }
 
     @Test
@@ -458,6 +515,9 @@ class DeployFilesITCase {
                                 constant(
                                         CheckpointStatsTracker.class,
                                         "LATEST_COMPLETED_CHECKPOINT_ID_METRIC")));
+        assertThat(names.path("millis_behind_latest").asText())
+                .as("the Kinesis source reader's gauge")
+                .isEqualTo(prometheusName(operator, KinesisShardSource.MILLIS_BEHIND_LATEST));
         assertThat(names.path("parts_collapsed").asText())
                 .as("the committer's counter")
                 .isEqualTo(prometheusName(operator, "partsCollapsed"));
@@ -494,7 +554,8 @@ class DeployFilesITCase {
                 .as("no JobManager reporting is a job not running")
                 .isEqualTo("breaching");
         assertThat(notRunning.path("evaluation_periods").asText())
-                .isEqualTo("${var.job_down_alarm_minutes}");
+                .as("derived from the JobManager replacement budget unless given")
+                .isEqualTo("${local.job_down_alarm_minutes}");
 
         JsonNode restarting = resource("aws_cloudwatch_metric_alarm", "job_restarting");
         assertThat(queries(restarting))
@@ -519,14 +580,20 @@ class DeployFilesITCase {
             assertThat(alarm.toString()).contains("\"cluster\":\"${var.name}\"");
         }
 
+        // This job's own readers, not the stream's oldest consumer (a replay beside it would hide
+        // it).
         JsonNode lag = resource("aws_cloudwatch_metric_alarm", "stream_lag");
-        assertThat(lag.path("namespace").asText()).isEqualTo("AWS/Kinesis");
+        assertThat(lag.path("namespace").asText()).isEqualTo("${local.metric_namespace}");
         assertThat(lag.path("metric_name").asText())
-                .isEqualTo("GetRecords.IteratorAgeMilliseconds");
-        assertThat(lag.path("dimensions").path("StreamName").asText())
-                .isEqualTo("${aws_kinesis_stream.events.name}");
+                .isEqualTo("${local.flink_metrics.millis_behind_latest}");
+        assertThat(lag.path("dimensions").path("cluster").asText()).isEqualTo("${var.name}");
         assertThat(lag.path("threshold").asText())
                 .isEqualTo("${var.iterator_age_alarm_minutes * 60 * 1000}");
+        assertThat(
+                        resource("aws_cloudwatch_metric_alarm", "read_throttled")
+                                .path("metric_name")
+                                .asText())
+                .isEqualTo("ReadProvisionedThroughputExceeded");
 
         // One committer log line per increment of partsCollapsed.
         JsonNode collapsedFilter = resource("aws_cloudwatch_log_metric_filter", "collapsed");
@@ -676,13 +743,11 @@ class DeployFilesITCase {
                 .endsWith("/${var.snapshot_prefix}" + ObjectKeys.STAGING_PREFIX + "*");
         assertThat(texts(keys))
                 .containsExactlyInAnyOrder(
-                        "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/"
-                                + ObjectKeys.PROGRESS_FILE,
-                        "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/"
-                                + ObjectKeys.CURRENT_FILE);
+                        "${local.bucket_arn}/${var.snapshot_prefix}*/" + ObjectKeys.PROGRESS_FILE,
+                        "${local.bucket_arn}/${var.snapshot_prefix}*/" + ObjectKeys.CURRENT_FILE);
         assertThat(local("flink_state").asText()).endsWith("/${var.checkpoint_prefix}*");
         assertThat(resource("aws_s3_bucket_policy", "snapshots").path("policy").asText())
-                .isEqualTo("${data.aws_iam_policy_document.bucket.json}");
+                .isEqualTo("${data.aws_iam_policy_document.bucket[0].json}");
     }
 
     @Test
@@ -955,11 +1020,28 @@ class DeployFilesITCase {
         return ROOT.resolve("sinks/core/src/main/java/dev/snapshots/sink/" + file);
     }
 
+    /**
+     * A container's environment: a list of {name, value}, or, where it is an expression (the
+     * JobManager's adds SNAPSHOTS_FROM_SAVEPOINT only when set), the pairs in its source text.
+     */
     private static Map<String, String> environment(JsonNode container) {
         Map<String, String> env = new LinkedHashMap<>();
-        container
-                .path("environment")
-                .forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+        JsonNode environment = container.path("environment");
+        if (environment.isTextual()) {
+            Matcher pair =
+                    Pattern.compile("\\{ *name *= *\"([A-Z_]+)\", *value *= *([^}]+?) *}")
+                            .matcher(environment.asText());
+            while (pair.find()) {
+                String value = pair.group(2);
+                env.put(
+                        pair.group(1),
+                        value.startsWith("\"")
+                                ? value.substring(1, value.length() - 1)
+                                : "${" + value + "}");
+            }
+        } else {
+            environment.forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+        }
         return env;
     }
 
@@ -1087,6 +1169,30 @@ class DeployFilesITCase {
             }
         }
         return last;
+    }
+
+    /** The stand-ins' processes still running, after a grace of 2 s for them to end. */
+    private static List<Long> awaitEnded(Path pids) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        List<Long> running;
+        do {
+            running =
+                    standIns(pids).stream()
+                            .filter(
+                                    pid ->
+                                            ProcessHandle.of(pid)
+                                                    .map(ProcessHandle::isAlive)
+                                                    .orElse(false))
+                            .toList();
+            Thread.sleep(50);
+        } while (!running.isEmpty() && System.nanoTime() < deadline);
+        return running;
+    }
+
+    private static List<Long> standIns(Path pids) throws IOException {
+        return Files.exists(pids)
+                ? lines(Files.readString(pids)).stream().map(Long::valueOf).toList()
+                : List.of();
     }
 
     private static String run(Path dir, String... command) throws Exception {

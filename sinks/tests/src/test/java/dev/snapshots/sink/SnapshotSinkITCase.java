@@ -401,15 +401,16 @@ class SnapshotSinkITCase {
         Readings readings = Readings.of(6, 60_000, 60, 40);
         StoreSpec direct = kind.fresh();
         try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 5)) {
-            proxy.failOneRequest(fault, method, times);
             StoreSpec viaProxy =
                     StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
-
-            JobID id =
+            SnapshotTestJob job =
                     SnapshotTestJob.over(readings)
                             .store(viaProxy)
                             .inlineThresholdBytes(kind.inlineThresholdBytes())
-                            .run();
+                            .check(); // the probe's and the identity's writes take no fault
+            proxy.failOneRequest(fault, method, times);
+
+            JobID id = job.run();
 
             assertThat(proxy.injected(fault)).isEqualTo(times);
             assertThat(Metrics.gaugeMax(REPORTER, id, "numRestarts")).as("failovers").isZero();
