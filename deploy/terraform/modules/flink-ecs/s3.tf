@@ -210,6 +210,20 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
     }
   }
 
+  # A collapse record says that a second execution computed a part and found it equal: what the
+  # store page draws as a collapsed cell. Informational, one per part and Flink job; after a
+  # quarter a cell shows as published.
+  rule {
+    id     = "expire-collapse-records"
+    status = "Enabled"
+    filter {
+      prefix = "${var.snapshot_prefix}_collapsed/"
+    }
+    expiration {
+      days = 90
+    }
+  }
+
   # Flink deletes every subsumed checkpoint; in a versioned bucket each delete leaves the data as a
   # noncurrent version behind a delete marker. Both go soon (S3 honours the shorter of two
   # overlapping expirations), and the markers once nothing is left behind them.

@@ -184,7 +184,7 @@ run "the_bucket_expires_churn_but_never_snapshots" {
     error_message = "Subsumed checkpoints' old versions go after a day."
   }
   assert {
-    condition     = toset([for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.id]) == toset(["abort-incomplete-multipart-uploads", "expire-staged-copies", "expire-noncurrent-versions", "expire-conformance-probes", "expire-checkpoint-churn"])
+    condition     = toset([for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.id]) == toset(["abort-incomplete-multipart-uploads", "expire-staged-copies", "expire-noncurrent-versions", "expire-conformance-probes", "expire-collapse-records", "expire-checkpoint-churn"])
     error_message = "No other rule: snapshots never expire unless expire_prefix says so."
   }
   assert {

@@ -23,6 +23,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +33,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.annotation.Internal;
@@ -53,8 +58,8 @@ import org.apache.flink.util.TimeUtils;
  * --reason WHY}, kept under {@code _audit/acknowledged/}); it is then reported as such and no
  * longer fails the audit.
  *
- * <p>Memory holds one entry per logical part of the period checked: content is read and checked one
- * object at a time.
+ * <p>Memory holds one entry per logical part of the period checked: content is read and checked 16
+ * objects at a time, a batch of about a thousand, judged in order.
  */
 @Internal
 public final class Audit {
@@ -112,15 +117,9 @@ public final class Audit {
         if (flags.containsKey("acknowledge")) {
             return acknowledge(spec, flags, out);
         }
-        Optional<Integer> version;
-        try {
-            version = Optional.ofNullable(flags.get("job-version")).map(Integer::parseInt);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    "--job-version must be a whole number, got '" + flags.get("job-version") + "'");
-        }
+        Optional<Integer> version = jobVersion(flags);
         Optional<Instant> since = Optional.ofNullable(flags.get("since")).map(Audit::since);
-        Duration stale = duration("stale-staging", flags.getOrDefault("stale-staging", "24h"));
+        Duration stale = staleStaging(flags);
         Map<String, Object> report;
         try (ObjectStore store = spec.open()) {
             report = scan(store, version, since, stale);
@@ -146,6 +145,25 @@ public final class Audit {
     public static List<Finding> findings(ObjectStore store, Optional<Instant> since)
             throws IOException {
         return (List<Finding>) scan(store, Optional.empty(), since, STALE_STAGING).get("findings");
+    }
+
+    /**
+     * {@code --job-version N}, if given.
+     *
+     * @throws IllegalArgumentException with a message fit for the command line
+     */
+    static Optional<Integer> jobVersion(Map<String, String> flags) {
+        try {
+            return Optional.ofNullable(flags.get("job-version")).map(Integer::parseInt);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    "--job-version must be a whole number, got '" + flags.get("job-version") + "'");
+        }
+    }
+
+    /** {@code --stale-staging DURATION}, 24 hours when not given. */
+    static Duration staleStaging(Map<String, String> flags) {
+        return duration("stale-staging", flags.getOrDefault("stale-staging", "24h"));
     }
 
     /**
@@ -178,6 +196,46 @@ public final class Audit {
             Optional<Instant> since,
             Duration stale)
             throws IOException {
+        return scan(store, listing(store, onlyVersion, since), since, stale, true);
+    }
+
+    /** The listing an audit of these arguments reads: all of it, or the days from {@code since}. */
+    public static StoreScan listing(
+            ObjectStore store, Optional<Integer> onlyVersion, Optional<Instant> since)
+            throws IOException {
+        return since.isPresent()
+                ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
+                : StoreScan.all(store, onlyVersion);
+    }
+
+    /**
+     * The audit of a listing already made ({@link #listing}), which the store page shares: each
+     * part the audit reads leaves what its metadata said, and each dead-letter part its reasons, in
+     * the listing's window.
+     *
+     * @param readContent re-hash every part's content (the audit's way); false trusts each snapshot
+     *     part's metadata, so what only content shows (a fingerprint that lies, an unreadable part,
+     *     content rewritten under its old metadata) goes unseen; dead letters are read either way
+     */
+    public static Map<String, Object> scan(
+            ObjectStore store,
+            StoreScan listing,
+            Optional<Instant> since,
+            Duration stale,
+            boolean readContent)
+            throws IOException {
+        try (PartReader reader = new PartReader(store, readContent)) {
+            return scanWith(store, listing, since, stale, reader);
+        }
+    }
+
+    private static Map<String, Object> scanWith(
+            ObjectStore store,
+            StoreScan listing,
+            Optional<Instant> since,
+            Duration stale,
+            PartReader reader)
+            throws IOException {
         List<Finding> findings = new ArrayList<>();
         // The one property no listing shows: a store that ignores If-None-Match looks clean.
         StoreConformance.Verdict conformance = StoreConformance.probeIfWritable(store);
@@ -190,15 +248,11 @@ public final class Audit {
                                                 "non-conforming-store",
                                                 store.describe(),
                                                 StoreConformance.refusal(conformance))));
-        StoreScan listing =
-                since.isPresent()
-                        ? StoreScan.since(store, onlyVersion, since.get().toEpochMilli())
-                        : StoreScan.all(store, onlyVersion);
         long sinceMillis = since.map(Instant::toEpochMilli).orElse(Long.MIN_VALUE);
         Map<String, Long> deadLetters = new TreeMap<>();
         for (Map.Entry<StoreScan.Version, Map<Integer, Map<Long, StoreScan.Window>>> v :
                 listing.versions.entrySet()) {
-            check(store, v.getKey(), v.getValue(), sinceMillis, findings, deadLetters);
+            check(store, reader, v.getKey(), v.getValue(), sinceMillis, findings, deadLetters);
         }
         for (String key : listing.outside) {
             // A listing is not a snapshot of a live store (S3Proxy lists an in-flight PUT's
@@ -276,6 +330,7 @@ public final class Audit {
      */
     private static void check(
             ObjectStore store,
+            PartReader reader,
             StoreScan.Version version,
             Map<Integer, Map<Long, StoreScan.Window>> bySchema,
             long sinceMillis,
@@ -307,10 +362,25 @@ public final class Audit {
                                     + " its readers read both; a new schema needs a new job version"));
         }
         for (Map.Entry<Integer, Map<Long, StoreScan.Window>> schema : bySchema.entrySet()) {
-            for (StoreScan.Window w : schema.getValue().values()) {
-                if (w.start >= sinceMillis) {
-                    checkWindow(store, w, pointer, findings, deadLetters);
+            List<StoreScan.Window> checked =
+                    schema.getValue().values().stream()
+                            .filter(w -> w.start >= sinceMillis)
+                            .toList();
+            // Windows a batch at a time: their parts read at once, then judged in order, so the
+            // findings come out as from one reader and memory holds one batch's results.
+            for (int from = 0; from < checked.size(); ) {
+                int to = from;
+                int parts = 0;
+                while (to < checked.size() && (to == from || parts < PartReader.BATCH)) {
+                    parts += checked.get(to++).allParts().size();
                 }
+                List<StoreScan.Window> batch = checked.subList(from, to);
+                Map<String, PartRead> reads =
+                        reader.readAll(batch.stream().flatMap(w -> w.allParts().stream()).toList());
+                for (StoreScan.Window w : batch) {
+                    checkWindow(w, reads, pointer, findings, deadLetters);
+                }
+                from = to;
             }
             if (pointer.isPresent() && pointer.get().schemaVersion() == schema.getKey()) {
                 missingManifests(
@@ -464,12 +534,11 @@ public final class Audit {
      * window is complete.
      */
     private static void checkWindow(
-            ObjectStore store,
             StoreScan.Window window,
+            Map<String, PartRead> reads,
             Optional<CompletionPointer.State> pointer,
             List<Finding> findings,
-            Map<String, Long> deadLetters)
-            throws IOException {
+            Map<String, Long> deadLetters) {
         Map<String, String> fingerprints = new TreeMap<>();
         for (List<PartKey> keys : window.parts.values()) {
             if (keys.size() > 1) {
@@ -482,7 +551,7 @@ public final class Audit {
                                         + keys.stream().map(PartKey::key).toList()));
             }
             for (PartKey p : keys) {
-                checkContent(store, p, findings, deadLetters)
+                judge(p, reads.get(p.key()), window, findings, deadLetters)
                         .ifPresent(fp -> fingerprints.put(p.key(), fp));
             }
         }
@@ -540,27 +609,127 @@ public final class Audit {
     }
 
     /**
-     * Recomputes the fingerprint from the content and compares it with the metadata's; returns the
-     * content's.
+     * What reading one part found: its metadata (empty: deleted since the listing), and when its
+     * content was read, the content's fingerprint, its dead letters' reasons, or why it could not
+     * be read.
      */
-    private static Optional<String> checkContent(
-            ObjectStore store, PartKey p, List<Finding> findings, Map<String, Long> deadLetters)
-            throws IOException {
-        Optional<ObjectStore.ObjectInfo> head = store.head(p.key());
-        Optional<ObjectStore.VersionedContent> content = store.get(p.key());
-        if (head.isEmpty() || content.isEmpty()) {
+    private record PartRead(
+            Optional<ObjectStore.ObjectInfo> head,
+            Optional<String> contentFingerprint,
+            Optional<String> unreadable,
+            List<String> deadLetterReasons) {
+        static final PartRead DELETED =
+                new PartRead(Optional.empty(), Optional.empty(), Optional.empty(), List.of());
+    }
+
+    /**
+     * Reads parts a batch at a time, many at once: a part is a HEAD and a GET, latency on S3, and a
+     * week at B = 128 is a quarter of a million of them. Memory holds the parts being read, and a
+     * batch's results.
+     */
+    private static final class PartReader implements AutoCloseable {
+        static final int BATCH = 1024;
+        private static final int CONCURRENCY = 16;
+
+        private final ObjectStore store;
+        private final boolean readContent;
+        private final ExecutorService pool;
+
+        PartReader(ObjectStore store, boolean readContent) {
+            this.store = store;
+            this.readContent = readContent;
+            this.pool =
+                    Executors.newFixedThreadPool(
+                            CONCURRENCY,
+                            r -> {
+                                Thread t = new Thread(r, "audit-reader");
+                                t.setDaemon(true);
+                                return t;
+                            });
+        }
+
+        Map<String, PartRead> readAll(List<PartKey> parts) throws IOException {
+            Map<String, Future<PartRead>> pending = new LinkedHashMap<>();
+            for (PartKey p : parts) {
+                pending.put(p.key(), pool.submit(() -> read(p)));
+            }
+            Map<String, PartRead> reads = new HashMap<>();
+            for (Map.Entry<String, Future<PartRead>> e : pending.entrySet()) {
+                try {
+                    reads.put(e.getKey(), e.getValue().get());
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted reading " + e.getKey(), interrupted);
+                } catch (ExecutionException failed) {
+                    throw failed.getCause() instanceof IOException io
+                            ? io
+                            : new IOException(
+                                    "reading " + e.getKey() + " failed", failed.getCause());
+                }
+            }
+            return reads;
+        }
+
+        private PartRead read(PartKey p) throws IOException {
+            Optional<ObjectStore.ObjectInfo> head = store.head(p.key());
+            if (head.isEmpty()) {
+                return PartRead.DELETED;
+            }
+            if (!readContent && p.kind() == PartKind.SNAPSHOT) {
+                return new PartRead(head, Optional.empty(), Optional.empty(), List.of());
+            }
+            Optional<ObjectStore.VersionedContent> content = store.get(p.key());
+            if (content.isEmpty()) {
+                return PartRead.DELETED;
+            }
+            List<GenericRecord> rows;
+            try {
+                rows =
+                        PartEncoding.decode(
+                                p.kind(), content.get().content(), DeadLetterRows.SCHEMA);
+            } catch (IOException | RuntimeException e) {
+                return new PartRead(head, Optional.empty(), Optional.of(e.toString()), List.of());
+            }
+            Schema schema = rows.isEmpty() ? DeadLetterRows.SCHEMA : rows.get(0).getSchema();
+            return new PartRead(
+                    head,
+                    Optional.of(PartEncoding.fingerprint(rows, schema, p.schemaVersion())),
+                    Optional.empty(),
+                    p.kind() == PartKind.DEAD_LETTER
+                            ? rows.stream().map(r -> String.valueOf(r.get("reason"))).toList()
+                            : List.of());
+        }
+
+        @Override
+        public void close() {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Compares a part's content, when read, with its metadata's fingerprint; returns the
+     * fingerprint the window's manifest is compared with: the content's, else the metadata's.
+     */
+    private static Optional<String> judge(
+            PartKey p,
+            PartRead read,
+            StoreScan.Window window,
+            List<Finding> findings,
+            Map<String, Long> deadLetters) {
+        if (read.head().isEmpty()) {
             return Optional.empty(); // deleted since the listing
         }
-        List<GenericRecord> rows;
-        try {
-            rows = PartEncoding.decode(p.kind(), content.get().content(), DeadLetterRows.SCHEMA);
-        } catch (IOException | RuntimeException e) {
-            findings.add(Finding.of("unreadable-part", p.key(), e.toString()));
+        ObjectStore.ObjectInfo head = read.head().get();
+        window.read.put(p.key(), StoreScan.PartInfo.of(head));
+        if (read.unreadable().isPresent()) {
+            findings.add(Finding.of("unreadable-part", p.key(), read.unreadable().get()));
             return Optional.empty();
         }
-        Schema schema = rows.isEmpty() ? DeadLetterRows.SCHEMA : rows.get(0).getSchema();
-        String actual = PartEncoding.fingerprint(rows, schema, p.schemaVersion());
-        String stored = head.get().metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
+        String stored = head.metadata().getOrDefault(PartMetadata.FINGERPRINT, "<none>");
+        if (read.contentFingerprint().isEmpty()) {
+            return Optional.of(stored);
+        }
+        String actual = read.contentFingerprint().get();
         if (!actual.equals(stored)) {
             findings.add(
                     Finding.of(
@@ -569,7 +738,12 @@ public final class Audit {
                             "metadata says " + stored + ", content hashes to " + actual));
         }
         if (p.kind() == PartKind.DEAD_LETTER) {
-            deadLetters.merge(p.pipeline() + " v" + p.jobVersion(), (long) rows.size(), Long::sum);
+            deadLetters.merge(
+                    p.pipeline() + " v" + p.jobVersion(),
+                    (long) read.deadLetterReasons().size(),
+                    Long::sum);
+            read.deadLetterReasons()
+                    .forEach(reason -> window.deadLetterReasons.merge(reason, 1L, Long::sum));
         }
         return Optional.of(actual);
     }

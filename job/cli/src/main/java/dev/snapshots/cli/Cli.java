@@ -38,8 +38,8 @@ public final class Cli {
         commands.put(
                 "inspect",
                 new Command(
-                        "inspect STORE_URI [--endpoint URL] [--json]   windows, parts, rows, fingerprints and"
-                                + " completion pointers",
+                        "inspect STORE_URI [--endpoint URL] [--json | --html OUT.html]   windows, parts, rows,"
+                                + " fingerprints and completion pointers; --html: a page of every window and bucket",
                         Inspect.USAGE,
                         Inspect::run));
         commands.put(

@@ -1,5 +1,8 @@
 package dev.snapshots.cli;
 
+import dev.snapshots.cli.page.CellState;
+import dev.snapshots.cli.page.StorePage;
+import dev.snapshots.cli.page.StorePageHtml;
 import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.store.ObjectStore;
@@ -7,6 +10,9 @@ import dev.snapshots.store.StoreConformance;
 import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -16,31 +22,77 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 
-/** {@code snapshots inspect STORE_URI}: what is published, as a table or JSON. */
+/**
+ * {@code snapshots inspect STORE_URI}: what is published, as a table, JSON, or a page ({@code
+ * --html}) that draws every window and bucket with its state, the pointers and the audit's
+ * findings.
+ */
 @Internal
 public final class Inspect {
     public static final String USAGE =
             String.join(
                     "\n",
-                    "usage: snapshots inspect STORE_URI [--endpoint URL] [--json]",
+                    "usage: snapshots inspect STORE_URI [--endpoint URL] [--json | --html OUT.html] [--since DURATION|DATE]",
+                    "                                   [--job-version N] [--stale-staging DURATION]",
                     "",
-                    "  STORE_URI        file:///dir or s3://bucket/prefix",
-                    "  --endpoint URL   S3-compatible endpoint, e.g. http://127.0.0.1:9000",
-                    "  --json           one JSON document instead of tables");
+                    "  STORE_URI                 file:///dir or s3://bucket/prefix",
+                    "  --endpoint URL            S3-compatible endpoint, e.g. http://127.0.0.1:9000",
+                    "  --json                    one JSON document instead of tables",
+                    "  --html OUT.html           one self-contained page instead (no script, nothing fetched): a grid of windows by",
+                    "                            buckets per job version, each cell's state and label, the completion pointer and",
+                    "                            its lag, the audit's findings (it runs the audit) with the commands that",
+                    "                            acknowledge them, dead letters per reason; opens from a download or a CI artifact",
+                    "  --since DURATION|DATE     only windows from this long ago (7d) or this day (2026-11-30) on, as in the audit [all]",
+                    "  --job-version N           only this job version",
+                    "  --stale-staging DURATION  with --html: parts staged longer than this and not published are findings [24h]",
+                    "  --metadata-only           with --html: trust each part's metadata instead of re-reading its content: every",
+                    "                            check but those only content shows (a fingerprint that lies, an unreadable part,",
+                    "                            content rewritten under its old metadata); one HEAD per part instead of a GET too");
     public static final DateTimeFormatter WINDOW =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneOffset.UTC);
 
     private Inspect() {}
 
     public static int run(String[] args, PrintStream out) throws Exception {
-        StoreArgs parsed = StoreArgs.parse(args, USAGE);
+        StoreArgs parsed =
+                StoreArgs.parse(
+                        args,
+                        USAGE,
+                        Set.of("metadata-only"),
+                        "html",
+                        "since",
+                        "job-version",
+                        "stale-staging");
         StoreSpec spec = parsed.store();
+        Map<String, String> flags = parsed.flags();
+        Optional<Integer> version = Audit.jobVersion(flags);
+        Optional<Instant> since = Optional.ofNullable(flags.get("since")).map(Audit::since);
+        Duration stale = Audit.staleStaging(flags);
+        if (parsed.json() && flags.containsKey("html")) {
+            throw new IllegalArgumentException(
+                    "--json and --html are two ways to print: choose one");
+        }
         try (ObjectStore store = spec.open()) {
-            Map<String, Object> doc = describe(spec, store, StoreScan.all(store, Optional.empty()));
+            if (flags.containsKey("html")) {
+                return page(
+                        StorePage.read(
+                                spec,
+                                store,
+                                version,
+                                since,
+                                stale,
+                                !parsed.switches().contains("metadata-only")),
+                        Path.of(flags.get("html")),
+                        out);
+            }
+            long sinceMillis = since.map(Instant::toEpochMilli).orElse(Long.MIN_VALUE);
+            Map<String, Object> doc =
+                    describe(spec, store, Audit.listing(store, version, since), sinceMillis);
             if (parsed.json()) {
                 out.println(
                         new ObjectMapper()
@@ -53,11 +105,37 @@ public final class Inspect {
         return 0;
     }
 
+    /** Reads the store, audit included, and draws its page into {@code file}. */
+    private static int page(StorePage page, Path file, PrintStream out) throws IOException {
+        long drawing = System.nanoTime();
+        Map<CellState, Long> cells = StorePageHtml.write(page, file);
+        Duration drawn = Duration.ofNanos(System.nanoTime() - drawing);
+        out.printf(
+                Locale.ROOT,
+                "wrote %s (%,d bytes): %d grids, %,d cells (%s); %d findings, %d acknowledged; store read in %.1f s"
+                        + " (audit included), page drawn in %.1f s%n",
+                file,
+                Files.size(file),
+                page.grids.size(),
+                cells.values().stream().mapToLong(Long::longValue).sum(),
+                String.join(
+                        ", ",
+                        cells.entrySet().stream()
+                                .map(e -> e.getValue() + " " + e.getKey().label)
+                                .toList()),
+                page.findings.size(),
+                page.acknowledged.size(),
+                page.readTime.toMillis() / 1000.0,
+                drawn.toMillis() / 1000.0);
+        return 0;
+    }
+
     /**
-     * The store as inspect reports it: versions with their windows and parts (with what each part's
-     * metadata says).
+     * The store as inspect reports it: versions with their windows from {@code sinceMillis} on and
+     * their parts (with what each part's metadata says).
      */
-    private static Map<String, Object> describe(StoreSpec spec, ObjectStore store, StoreScan scan)
+    private static Map<String, Object> describe(
+            StoreSpec spec, ObjectStore store, StoreScan scan, long sinceMillis)
             throws IOException {
         Map<String, Integer> current = StoreScan.currentVersions(store);
         List<Map<String, Object>> versions = new ArrayList<>();
@@ -69,6 +147,9 @@ public final class Inspect {
             long rowCount = 0;
             for (Map<Long, StoreScan.Window> bySchema : e.getValue().values()) {
                 for (StoreScan.Window w : bySchema.values()) {
+                    if (w.start < sinceMillis) {
+                        continue;
+                    }
                     List<Map<String, Object>> parts = new ArrayList<>();
                     for (PartKey p : w.allParts()) {
                         StoreScan.PartInfo info = StoreScan.PartInfo.of(store, p);

@@ -50,7 +50,16 @@ public final class StoreScan {
         public final Map<Integer, List<PartKey>> parts = new TreeMap<>();
         public Optional<WindowManifest.Manifest> manifest = Optional.empty();
 
-        Window(long start) {
+        /**
+         * What each part's metadata said when the audit read it, by key: the audit reads every part
+         * it checks, and the store page shows what it read rather than read it again.
+         */
+        public final Map<String, PartInfo> read = new TreeMap<>();
+
+        /** Dead letters by reason, counted by the audit as it decodes the window's parts. */
+        public final Map<String, Long> deadLetterReasons = new TreeMap<>();
+
+        public Window(long start) {
             this.start = start;
         }
 
@@ -60,23 +69,41 @@ public final class StoreScan {
     }
 
     /** What a part's metadata says: one HEAD. */
-    public record PartInfo(long size, long rows, String fingerprint, String writerJob) {
+    public record PartInfo(
+            long size,
+            long rows,
+            String fingerprint,
+            String writerJob,
+            String writerHost,
+            String writerTask) {
         public static PartInfo of(ObjectStore store, PartKey part) throws IOException {
-            Optional<ObjectStore.ObjectInfo> head = store.head(part.key());
-            Map<String, String> md = head.map(ObjectStore.ObjectInfo::metadata).orElse(Map.of());
+            return of(
+                    store.head(part.key())
+                            .orElse(new ObjectStore.ObjectInfo(part.key(), 0, "", Map.of())));
+        }
+
+        public static PartInfo of(ObjectStore.ObjectInfo head) {
+            Map<String, String> md = head.metadata();
             return new PartInfo(
-                    head.map(ObjectStore.ObjectInfo::size).orElse(0L),
+                    head.size(),
                     Long.parseLong(md.getOrDefault(PartMetadata.ROWS, "0")),
                     md.getOrDefault(PartMetadata.FINGERPRINT, ""),
-                    md.getOrDefault(PartMetadata.WRITER_JOB, ""));
+                    md.getOrDefault(PartMetadata.WRITER_JOB, ""),
+                    md.getOrDefault(PartMetadata.WRITER_HOST, ""),
+                    md.getOrDefault(PartMetadata.WRITER_TASK, ""));
         }
     }
 
     /** Each version's windows, by schema version, then window start. */
     public final Map<Version, Map<Integer, Map<Long, Window>>> versions = new TreeMap<>();
 
-    /** Divergence evidence keys (full scans). */
+    /**
+     * Divergence evidence keys: all of them, or those of the days a scan from a moment on walks.
+     */
     public final List<String> divergences = new ArrayList<>();
+
+    /** Collapse records ({@link ObjectKeys#collapsedKey}), of the same extent as the evidence. */
+    public final List<String> collapses = new ArrayList<>();
 
     /** Keys that are not the sink's (full scans); the protocol's own objects are not among them. */
     public final List<String> outside = new ArrayList<>();
@@ -95,6 +122,8 @@ public final class StoreScan {
         for (String key : keys) {
             if (key.startsWith(ObjectKeys.DIVERGENCE_PREFIX)) {
                 scan.divergences.add(key);
+            } else if (key.startsWith(ObjectKeys.COLLAPSED_PREFIX)) {
+                scan.collapses.add(key);
             } else {
                 scan.add(store, key, onlyVersion);
             }
@@ -114,6 +143,9 @@ public final class StoreScan {
                 for (String key : keys) {
                     scan.add(store, key, onlyVersion);
                 }
+                // Evidence and collapse records spell out their part's key after their prefix.
+                store.list(ObjectKeys.DIVERGENCE_PREFIX + date, o -> scan.divergences.add(o.key()));
+                store.list(ObjectKeys.COLLAPSED_PREFIX + date, o -> scan.collapses.add(o.key()));
             }
         }
         return scan;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.Snapshots;
 import dev.snapshots.harness.chaos.Chaos;
-import dev.snapshots.job.SnapshotJob;
+import dev.snapshots.harness.testutils.StoreDamage;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
@@ -16,13 +16,10 @@ import dev.snapshots.testkit.StoreKind;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Proxy;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.UserDefinedFileAttributeView;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +30,6 @@ import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -57,8 +53,9 @@ class AuditITCase {
     @Test
     void aCleanStorePassesAndEveryKindOfCorruptionIsNamed() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
-        Path root = Path.of(spec.uri());
-        JobConfig config = jobWrote(spec);
+        StoreDamage damage = new StoreDamage(spec);
+        Path root = damage.root();
+        JobConfig config = StoreDamage.jobWrote(spec);
 
         // A store written by an earlier release may hold a pointer lock it left behind: not a
         // finding.
@@ -90,72 +87,21 @@ class AuditITCase {
             assertThat(Audit.findings(landsAfterListing, Optional.empty())).isEmpty();
         }
 
-        List<Path> parts = parquetParts(root);
-        Path rewritten = parts.get(0);
-        Path liar = parts.get(1);
+        List<Path> parts = damage.parts();
+        Path rewritten = damage.rewrite(parts.get(0), parts.get(3));
+        Path liar = damage.lieAboutFingerprint(parts.get(1));
         Path duplicated = parts.get(2);
-        Path deleted = parts.get(6);
-        Files.write(
-                rewritten,
-                Files.readAllBytes(parts.get(3))); // same inode, so the old metadata stays
-        Files.getFileAttributeView(liar, UserDefinedFileAttributeView.class)
-                .write(
-                        "fingerprint",
-                        ByteBuffer.wrap("0".repeat(64).getBytes(StandardCharsets.UTF_8)));
-        Path stray =
-                duplicated.resolveSibling(
-                        duplicated
-                                .getFileName()
-                                .toString()
-                                .replaceAll(
-                                        "-of-(\\d{5})-[0-9a-f]{16}", "-of-00008-0123456789abcdef"));
-        Files.copy(
-                duplicated,
-                stray,
-                StandardCopyOption.COPY_ATTRIBUTES); // metadata too: a pure stray copy
-        Files.delete(deleted);
-        Path deletedWindow = parts.get(0).getParent().getParent().resolve("window=1030");
-        try (Stream<Path> window = Files.list(deletedWindow)) {
-            for (Path p : window.toList()) {
-                Files.delete(p);
-            }
-        }
-        Path lostManifest =
-                parts.get(0)
-                        .getParent()
-                        .getParent()
-                        .resolve("window=1040/" + ObjectKeys.MANIFEST_FILE);
-        Files.delete(lostManifest);
-        Path evidence =
-                root.resolve(
-                        ObjectKeys.DIVERGENCE_PREFIX
-                                + root.relativize(parts.get(4))
-                                + "/"
-                                + "ab".repeat(32)
-                                + ".json");
-        Files.createDirectories(evidence.getParent());
-        Files.writeString(evidence, "{}");
-        Files.writeString(root.resolve("telemetry/v=1/notes.txt"), "not a part");
+        Path stray = damage.strayCopy(duplicated);
+        Path deleted = damage.delete(parts.get(6));
+        Path deletedWindow = damage.deleteWindow(damage.window(parts.get(0), "window=1030"));
+        Path lostManifest = damage.deleteManifest(damage.window(parts.get(0), "window=1040"));
+        Path evidence = damage.divergenceEvidence(parts.get(4));
+        damage.outside("telemetry/v=1/notes.txt");
         // Staged days ago and never published: at risk. Staged again beside a part published since:
         // garbage.
-        Path unpublished =
-                parts.get(5)
-                        .resolveSibling(
-                                parts.get(5)
-                                        .getFileName()
-                                        .toString()
-                                        .replaceAll(
-                                                "-of-(\\d{5})-[0-9a-f]{16}",
-                                                "-of-$1-fedcba9876543210"));
+        Path unpublished = damage.withKey(parts.get(5), "-of-$1-fedcba9876543210");
         for (Path part : List.of(unpublished, parts.get(5))) {
-            Path staged =
-                    part.resolveSibling(
-                            "."
-                                    + part.getFileName()
-                                    + ".00000000-0000-0000-0000-000000000000.staged");
-            Files.write(staged, new byte[] {1});
-            Files.setLastModifiedTime(
-                    staged, FileTime.from(Instant.now().minusSeconds(3 * 86_400)));
+            damage.staged(part, Duration.ofDays(3));
         }
 
         Result corrupt = audit(spec);
@@ -264,8 +210,9 @@ class AuditITCase {
     @Test
     void aStoreWhosePointerWasDeletedReportsItAndStillComparesTheManifests() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
-        Path root = Path.of(spec.uri());
-        jobWrote(spec);
+        StoreDamage damage = new StoreDamage(spec);
+        Path root = damage.root();
+        StoreDamage.jobWrote(spec);
         Path version = root.resolve("telemetry/v=1");
         try (Stream<Path> log = Files.list(version.resolve("_progress"))) {
             for (Path entry : log.toList()) {
@@ -274,11 +221,8 @@ class AuditITCase {
         }
         Files.delete(version.resolve("_progress"));
         Files.delete(version.resolve(ObjectKeys.PROGRESS_FILE));
-        Path deleted = parquetParts(root).get(0);
-        Files.delete(deleted);
-        Path lostManifest =
-                deleted.getParent().getParent().resolve("window=1020/" + ObjectKeys.MANIFEST_FILE);
-        Files.delete(lostManifest);
+        Path deleted = damage.delete(damage.parts().get(0));
+        damage.deleteManifest(damage.window(deleted, "window=1020"));
 
         Result audit = audit(spec);
 
@@ -318,28 +262,6 @@ class AuditITCase {
         }
     }
 
-    /** A store the job wrote: 10 windows from 2026-11-30T10:00Z, 200 events each over 40 keys. */
-    private static JobConfig jobWrote(StoreSpec spec) throws Exception {
-        JobConfig config =
-                JobConfig.parse(
-                        new String[] {
-                            "--store",
-                            spec.uri().toString(),
-                            "--windows",
-                            "10",
-                            "--events-per-window",
-                            "200",
-                            "--keys",
-                            "40",
-                            "--checkpoint-interval",
-                            "300ms"
-                        });
-        SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config)
-                .getJobExecutionResult()
-                .get();
-        return config;
-    }
-
     private record Result(int code, String out) {}
 
     private static Result audit(StoreSpec spec, String... more) {
@@ -357,12 +279,6 @@ class AuditITCase {
                         new PrintStream(out, true, StandardCharsets.UTF_8),
                         System.err);
         return new Result(code, out.toString(StandardCharsets.UTF_8));
-    }
-
-    private static List<Path> parquetParts(Path root) throws Exception {
-        try (Stream<Path> files = Files.walk(root.resolve("telemetry/v=1"))) {
-            return files.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
-        }
     }
 
     private static int bucket(Path root, Path file) {

@@ -816,9 +816,12 @@ class DeployFilesITCase {
         JsonNode probes = rule(rules, "expire-conformance-probes");
         assertThat(probes.path("filter").get(0).path("prefix").asText())
                 .isEqualTo("${var.snapshot_prefix}_conformance/");
+        JsonNode collapses = rule(rules, "expire-collapse-records");
+        assertThat(collapses.path("filter").get(0).path("prefix").asText())
+                .isEqualTo("${var.snapshot_prefix}_collapsed/");
         assertThat(rules.findValues("days"))
-                .as("no other expiry of current objects than staged copies and probes")
-                .hasSize(2);
+                .as("no other expiry of current objects than staged copies, probes, collapse records")
+                .hasSize(3);
         assertThat(variable("expire_prefix").path("default").asText())
                 .as("nothing expires by default")
                 .isEmpty();

@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>created</b>: this execution won.
  *   <li><b>collapsed</b>: the object exists with the same fingerprint (another execution, or this
- *       committable before a restart); {@code signalAlreadyCommitted}.
+ *       committable before a restart); {@code signalAlreadyCommitted}, and a record of it under
+ *       {@code _collapsed/} (one per part and Flink job) for the store's page.
  *   <li><b>divergent</b>: the object exists with a different fingerprint. The first object stays
  *       canonical; evidence with both fingerprints and both writers goes under {@code
  *       _divergence/}; the commit succeeds, because failing would only loop the job.
@@ -424,10 +425,11 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                     part.key(),
                     canonical,
                     existing.metadata().get(PartMetadata.WRITER_JOB));
+            recordCollapse(part, existing);
             return new Published(Outcome.COLLAPSED, canonical, part.rowCount());
         }
         String evidence = ObjectKeys.divergenceKey(part.key(), part.fingerprint());
-        store.putIfAbsent(evidence, evidence(part, existing), Map.of());
+        store.putIfAbsent(evidence, evidence(part, existing, "divergent"), Map.of());
         LOG.error(
                 "DIVERGENCE at {}: the existing object has fingerprint {} (writer {}), this execution computed {}"
                         + " (writer {}). The first object stays canonical; evidence in {}. Check for non-deterministic"
@@ -444,13 +446,38 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 Long.parseLong(existing.metadata().getOrDefault(PartMetadata.ROWS, "0")));
     }
 
-    private byte[] evidence(SnapshotCommittable part, ObjectInfo existing) throws IOException {
+    /**
+     * Records that this execution computed an existing part again, with equal content (a re-commit
+     * after a failover, an overlapping deployment), so the store's page can show which parts more
+     * than one execution computed: once per part and Flink job. Informational: the commit does not
+     * wait on it or fail over it.
+     */
+    private void recordCollapse(SnapshotCommittable part, ObjectInfo existing) {
+        String writer = part.metadata().getOrDefault(PartMetadata.WRITER_JOB, "unknown");
+        try {
+            store.putIfAbsent(
+                    ObjectKeys.collapsedKey(part.key(), writer),
+                    evidence(part, existing, "collapsed"),
+                    Map.of());
+        } catch (IOException e) {
+            LOG.warn(
+                    "Could not record that {} collapsed into {} (the part is published; only the store page's"
+                            + " record of the collapse is missing): {}",
+                    writer,
+                    part.key(),
+                    e.toString());
+        }
+    }
+
+    /** Both writers' metadata: the existing object's, and this execution's under {@code role}. */
+    private byte[] evidence(SnapshotCommittable part, ObjectInfo existing, String role)
+            throws IOException {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("key", part.key());
         doc.put("windowStartMillis", part.windowStartMillis());
         doc.put("bucket", part.bucket());
         doc.put("canonical", new TreeMap<>(existing.metadata()));
-        doc.put("divergent", new TreeMap<>(part.metadata()));
+        doc.put(role, new TreeMap<>(part.metadata()));
         return JSON.writeValueAsString(doc).getBytes(StandardCharsets.UTF_8);
     }
 

@@ -204,6 +204,7 @@ public final class LocalObjectStore implements ObjectStore {
     public void list(String prefix, Consumer<ObjectInfo> consumer) throws IOException {
         Map<String, Long> published = new TreeMap<>();
         walk(
+                prefix,
                 (file, attrs) -> {
                     if (!file.getFileName().toString().startsWith(".")) {
                         published.put(key(file), attrs.size());
@@ -220,6 +221,7 @@ public final class LocalObjectStore implements ObjectStore {
     @Override
     public void listStaged(String prefix, Consumer<StagedInfo> consumer) throws IOException {
         walk(
+                prefix,
                 (file, attrs) -> {
                     String name = file.getFileName().toString();
                     if (name.endsWith(STAGED_SUFFIX)) {
@@ -261,15 +263,19 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     /**
-     * Every regular file below the root; files that vanish mid-walk (promoted temp files) are
-     * skipped.
+     * Every regular file below the directory {@code prefix} names up to its last '/' (where every
+     * key that starts with it lives: a date's listing need not walk the whole store); files that
+     * vanish mid-walk (promoted temp files) are skipped.
      */
-    private void walk(BiConsumer<Path, BasicFileAttributes> visitor) throws IOException {
-        if (!Files.isDirectory(root)) {
+    private void walk(String prefix, BiConsumer<Path, BasicFileAttributes> visitor)
+            throws IOException {
+        int slash = prefix.lastIndexOf('/');
+        Path from = slash < 0 ? root : root.resolve(prefix.substring(0, slash)).normalize();
+        if (!from.startsWith(root) || !Files.isDirectory(from)) {
             return;
         }
         Files.walkFileTree(
-                root,
+                from,
                 new SimpleFileVisitor<>() {
                     @Override
                     public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {

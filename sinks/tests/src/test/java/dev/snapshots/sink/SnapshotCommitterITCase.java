@@ -53,12 +53,48 @@ class SnapshotCommitterITCase {
             TestCommitRequest<SnapshotCommittable> first = commit(committer, part);
             TestCommitRequest<SnapshotCommittable> again =
                     commit(committer, part); // as after restore from the checkpoint
+            commit(committer, part); // and once more
 
             assertThat(first.alreadyCommitted).isFalse();
             assertThat(again.alreadyCommitted).isTrue();
             assertThat(metrics.count("partsCreated")).isEqualTo(1);
-            assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
+            assertThat(metrics.count("partsCollapsed")).isEqualTo(2);
             assertThat(keysUnder(store, "readings/")).containsExactly(part.key());
+            String record = ObjectKeys.collapsedKey(part.key(), "job-a");
+            assertThat(objectsUnder(store, ObjectKeys.COLLAPSED_PREFIX))
+                    .as("one record per part and job, however often it collapses")
+                    .containsExactly(record);
+            assertThat(ObjectKeys.parseCollapsed(record).orElseThrow().key()).isEqualTo(part.key());
+            assertThat(
+                            new String(
+                                    store.get(record).orElseThrow().content(),
+                                    StandardCharsets.UTF_8))
+                    .contains("\"canonical\"", "\"collapsed\"", part.fingerprint(), "job-a");
+        }
+    }
+
+    @Test
+    void aCollapseWhoseRecordCannotBeWrittenStillCommits() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        // A file where the records' directory would go: every record's write fails.
+        java.nio.file.Files.writeString(
+                java.nio.file.Path.of(spec.uri()).resolve("_collapsed"), "in the way");
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open();
+                SnapshotCommitter committer = committer(spec, metrics)) {
+            SnapshotCommittable part =
+                    part(
+                            store,
+                            StoreKind.FILESYSTEM,
+                            "job-a",
+                            new KeyTotal("dev-1", WINDOW, 2, 10));
+            commit(committer, part);
+
+            TestCommitRequest<SnapshotCommittable> again = commit(committer, part);
+
+            assertThat(again.alreadyCommitted).isTrue();
+            assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
+            assertThat(objectsUnder(store, ObjectKeys.COLLAPSED_PREFIX)).isEmpty();
         }
     }
 
@@ -481,6 +517,12 @@ class SnapshotCommitterITCase {
     }
 
     /** The parts under {@code prefix}: neither the pointer nor the manifests. */
+    private static List<String> objectsUnder(ObjectStore store, String prefix) throws Exception {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
+    }
+
     private static List<String> keysUnder(ObjectStore store, String prefix) throws Exception {
         List<String> keys = new ArrayList<>();
         store.list(prefix, o -> ObjectKeys.parse(o.key()).ifPresent(p -> keys.add(p.key())));

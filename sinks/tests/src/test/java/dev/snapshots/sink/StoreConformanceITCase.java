@@ -100,6 +100,29 @@ class StoreConformanceITCase {
     }
 
     /**
+     * A probe that cannot finish (the store keeps failing the promotion of its staged content)
+     * fails, and leaves no staged upload: with injected faults every start had left one for the
+     * bucket's rule, and {@code inspect} listed it.
+     */
+    @Test
+    void aProbeThatFailsLeavesNoStagedUpload() throws Exception {
+        S3ProxyServer s3 = S3ProxyServer.get();
+        try (FaultProxy proxy = new FaultProxy(s3.endpoint(), 1);
+                ObjectStore store =
+                        StoreSpec.parse("s3://" + s3.createBucket("unfinished") + "/out")
+                                .withEndpoint(proxy.endpoint())
+                                .open()) {
+            proxy.failOneRequest(FaultProxy.Fault.COMPLETE_INTERNAL_200, "POST", 100);
+
+            assertThatThrownBy(() -> StoreConformance.probe(store)).isInstanceOf(IOException.class);
+            List<String> staged = new ArrayList<>();
+            store.listStaged("", s -> staged.add(s.key()));
+            assertThat(staged).isEmpty();
+            assertThat(everything(store)).isEmpty();
+        }
+    }
+
+    /**
      * Tried as a new user would: a job into such a store is refused before it is submitted, and
      * nothing is published.
      */

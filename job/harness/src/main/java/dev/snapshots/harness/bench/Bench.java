@@ -48,7 +48,7 @@ public final class Bench {
                     "                      watermark alignment (scale-events events, keys per window, checkpoints every 2 s):",
                     "                      events/s, heap and state [no]",
                     "",
-                    "Writes target/bench/results.json, target/bench/BENCHMARKS.md and target/bench/chart.png.");
+                    "Writes target/bench/results.json, BENCHMARKS.md, chart.png and report.html (one self-contained page).");
 
     private Bench() {}
 
@@ -71,7 +71,9 @@ public final class Bench {
             results.put("catchUp", BenchSummary.catchUp(measured));
             results.put("elapsedSeconds", runner.elapsedSeconds());
             BenchReport.write(results, out);
-            runner.say("wrote %s, BENCHMARKS.md and chart.png", out.resolve("results.json"));
+            runner.say(
+                    "wrote %s, BENCHMARKS.md, chart.png and report.html",
+                    out.resolve("results.json"));
         }
         stdout.println(BenchReport.table(results));
         return 0;

@@ -17,8 +17,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * The benchmark's results as people read them: plain-text tables, BENCHMARKS.md, chart.png, and
- * results.json.
+ * The benchmark's results as people read them: plain-text tables, BENCHMARKS.md, chart.png,
+ * results.json, and a page ({@link BenchPage}).
  */
 final class BenchReport {
     private static final ObjectMapper JSON =
@@ -26,11 +26,12 @@ final class BenchReport {
 
     private BenchReport() {}
 
-    /** Writes results.json, chart.png and BENCHMARKS.md into {@code out}. */
+    /** Writes results.json, chart.png, BENCHMARKS.md and report.html into {@code out}. */
     static void write(Map<String, Object> results, Path out) throws IOException {
         Files.writeString(out.resolve("results.json"), JSON.writeValueAsString(results) + "\n");
         chart(results, out);
         Files.writeString(out.resolve("BENCHMARKS.md"), markdown(results));
+        BenchPage.write(JSON.valueToTree(results), out.resolve("report.html"));
     }
 
     /** One line per entry of a profile's {name: percent}. */

@@ -3,6 +3,8 @@ package dev.snapshots.harness.chaos;
 import static dev.snapshots.harness.chaos.ChaosReport.ordered;
 
 import dev.snapshots.cli.Audit;
+import dev.snapshots.cli.page.StorePage;
+import dev.snapshots.cli.page.StorePageHtml;
 import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.chaos.ChaosPlan.Action;
 import dev.snapshots.harness.cluster.FileTrees;
@@ -18,6 +20,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -82,7 +85,8 @@ public final class Chaos {
                     "  --keep-cluster         leave the cluster up afterwards (snapshots cluster down stops it)",
                     "  --json                 print report.json instead of report.md at the end",
                     "",
-                    "Writes target/chaos/report.json and target/chaos/report.md; exit 0 when every check passed, 1 on any",
+                    "Writes target/chaos/report.json, report.md, report.html (the timeline beside the pointer's progress) and",
+                    "store.html (the store the run left, as inspect --html draws it); exit 0 when every check passed, 1 on any",
                     "violation, 2 on bad flags.");
 
     private final Path root;
@@ -159,6 +163,7 @@ public final class Chaos {
                             .open()) {
                 report.checkpointsLeft(checkpoints, cluster.jobManagersStarted());
             }
+            storePage(cluster, store);
         } finally {
             report.put("elapsedSeconds", progress.elapsedSeconds());
             if (!plan.keepCluster()) {
@@ -171,6 +176,29 @@ public final class Chaos {
                 "%s: %d violations; report in %s",
                 passed ? "PASSED" : "FAILED", report.violations().size(), out);
         return passed;
+    }
+
+    /**
+     * The store the run left, drawn as an operator sees it ({@code inspect --html}), beside the
+     * report: store.html.
+     */
+    private void storePage(LocalCluster cluster, ObjectStore store) {
+        try {
+            StoreSpec spec =
+                    StoreSpec.parse(ChaosPlan.STORE_URI)
+                            .withEndpoint(cluster.endpoints().get("s3"));
+            StorePageHtml.write(
+                    StorePage.read(
+                            spec,
+                            store,
+                            Optional.empty(),
+                            Optional.empty(),
+                            Duration.ofDays(1),
+                            true),
+                    out.resolve("store.html"));
+        } catch (IOException | RuntimeException e) {
+            progress.say("could not draw the store's page: %s", e);
+        }
     }
 
     /** Runs the job under the plan's faults, drains it and checks what it published. */
@@ -198,7 +226,7 @@ public final class Chaos {
             progress.say("plan: %s", actions.stream().map(Action::label).toList());
             long closingWindow;
             try (Producer producer =
-                    new Producer(plan, kinesis, arn, config, store, jobs, progress)) {
+                    new Producer(plan, kinesis, arn, config, store, jobs, report, progress)) {
                 Deployer deployer =
                         new Deployer(
                                 plan, cluster, proxy, producer, jobs, report, progress, random);

@@ -12,19 +12,24 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * What a chaos run found, in the order it happened: the figures, the kills and the violations;
- * written as report.json and report.md. Kills and violations come from the kill thread too.
+ * What a chaos run found, in the order it happened: the figures, the kills, the pointer's progress
+ * and the violations; written as report.json, report.md and report.html ({@link ChaosPage}). Kills
+ * and violations come from the kill thread too.
  */
 final class ChaosReport {
     private final Map<String, Object> figures = new LinkedHashMap<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<Map<String, Object>> kills = new CopyOnWriteArrayList<>();
+
+    /** The completion pointer as the producer read it after each window it produced. */
+    private final List<Map<String, Object>> pointer = new CopyOnWriteArrayList<>();
 
     synchronized void put(String figure, Object value) {
         figures.put(figure, value);
@@ -36,6 +41,36 @@ final class ChaosReport {
 
     void kill(Map<String, Object> kill) {
         kills.add(kill);
+    }
+
+    /**
+     * A reading of the pointer: {@code windowsProduced} windows produced {@code seconds} into the
+     * run, complete through {@code completeThrough} (none yet: empty), in windows from {@code
+     * startMillis}.
+     */
+    void pointer(
+            double windowsProduced,
+            double seconds,
+            Optional<Long> completeThrough,
+            long startMillis) {
+        pointer.add(
+                ordered(
+                        "windowsProduced",
+                        windowsProduced,
+                        "seconds",
+                        seconds,
+                        "completeThrough",
+                        completeThrough.map(t -> Instant.ofEpochMilli(t).toString()).orElse(null),
+                        "windowsComplete",
+                        completeThrough
+                                .map(
+                                        t ->
+                                                Math.round(
+                                                                (t - startMillis)
+                                                                        * 10.0
+                                                                        / ChaosPlan.WINDOW_MILLIS)
+                                                        / 10.0)
+                                .orElse(-1.0)));
     }
 
     List<String> violations() {
@@ -99,6 +134,7 @@ final class ChaosReport {
                             + " in the store");
         }
         put("kills", kills);
+        put("pointer", pointer);
         put(
                 "notes",
                 List.of(
@@ -134,7 +170,7 @@ final class ChaosReport {
                 .append("\n\n| figure | value |\n|---|---|\n");
         figures.forEach(
                 (k, v) -> {
-                    if (!List.of("plan", "kills", "violations", "deadLetters", "notes")
+                    if (!List.of("plan", "kills", "violations", "deadLetters", "notes", "pointer")
                             .contains(k)) {
                         md.append("| ").append(k).append(" | ").append(flat(v)).append(" |\n");
                     }
@@ -180,6 +216,7 @@ final class ChaosReport {
                         : "");
         violations.forEach(v -> md.append("- ").append(v).append('\n'));
         Files.writeString(out.resolve("report.md"), md.toString());
+        ChaosPage.write(json.valueToTree(figures), plan.command(), plan.windowSeconds, out);
     }
 
     /** A figure as one table cell: maps as "key value, ...", lists joined. */

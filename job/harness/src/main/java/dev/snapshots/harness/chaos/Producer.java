@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -40,6 +41,7 @@ final class Producer implements AutoCloseable {
     private final ObjectStore store;
 
     private final List<String> jobs;
+    private final ChaosReport report;
     private final Progress progress;
     private final AtomicLong produced = new AtomicLong();
     private final ExecutorService thread = Executors.newSingleThreadExecutor();
@@ -55,6 +57,7 @@ final class Producer implements AutoCloseable {
             JobConfig config,
             ObjectStore store,
             List<String> jobs,
+            ChaosReport report,
             Progress progress) {
         this.plan = plan;
         this.kinesis = kinesis;
@@ -67,6 +70,7 @@ final class Producer implements AutoCloseable {
                         .toList();
         this.store = store;
         this.jobs = jobs;
+        this.report = report;
         this.progress = progress;
     }
 
@@ -102,14 +106,18 @@ final class Producer implements AutoCloseable {
                     Thread.sleep(wait / 1_000_000);
                 }
             }
+            Optional<Long> through =
+                    CompletionPointer.read(store, PartKind.SNAPSHOT, config.pipeline(), 1);
+            report.pointer(
+                    windowsProduced(),
+                    progress.elapsedSeconds(),
+                    through,
+                    config.start().toEpochMilli());
             progress.say(
                     "window %d/%d produced; complete through %s; running %s",
                     w + 1,
                     plan.windows,
-                    CompletionPointer.read(store, PartKind.SNAPSHOT, config.pipeline(), 1)
-                            .map(Instant::ofEpochMilli)
-                            .map(Object::toString)
-                            .orElse("-"),
+                    through.map(Instant::ofEpochMilli).map(Object::toString).orElse("-"),
                     jobs);
         }
     }
