@@ -15,7 +15,8 @@
 set -euo pipefail
 jar=/opt/flink/usrlib/snapshots-job.jar
 cli=/opt/snapshots/snapshots-cli.jar
-snapshots() { java -cp "/opt/flink/lib/*:$cli" dev.snapshots.cli.Cli "$@"; }
+classpath="/opt/flink/lib/*:$cli"
+snapshots() { java -cp "$classpath" dev.snapshots.cli.Cli "$@"; }
 
 case "${1:-jobmanager}" in
   jobmanager)
@@ -27,32 +28,53 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
       echo "snapshots: this JobManager checkpoints under ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     fi
     : "${SNAPSHOTS_JOB_ARGS:?set SNAPSHOTS_JOB_ARGS to the job flags}"
+    # The one way this JobManager stops, whatever the state ('submit' waiting, returned, or
+    # failed): 'release' cancels the job and waits for its tasks to end first, because a
+    # JobManager that stops under a running job leaves TaskManagers that refuse the job its
+    # successor resumes (snapshots release --help); then the JobManager gets the SIGTERM. Nothing
+    # here may fail under 'set -e': 'submit' may have returned and the JobManager may have
+    # stopped already. Running twice is harmless (a second 'release' finds no job).
+    jobmanager=
+    submit=
+    stop_jobmanager() {
+      [ -z "$submit" ] || kill -TERM "$submit" 2>/dev/null || true
+      snapshots release --rest http://localhost:8081 || true
+      [ -z "$jobmanager" ] || kill -TERM "$jobmanager" 2>/dev/null || true
+    }
+    # The container ends with the JobManager, with its status.
+    await_jobmanager() {
+      status=143
+      [ -z "$jobmanager" ] || { status=0; wait "$jobmanager" || status=$?; }
+      exit "$status"
+    }
+    # ECS stops a task with SIGTERM. The JobManager and 'submit' run in the background because
+    # bash runs a trap only between commands (a 'wait' is interrupted), and 'submit' may wait
+    # minutes for another JobManager to stop.
+    trap 'stop_jobmanager; await_jobmanager' TERM INT
     /docker-entrypoint.sh jobmanager &
     jobmanager=$!
-    # Word splitting is wanted: SNAPSHOTS_JOB_ARGS holds flags.
+    # Word splitting is wanted: SNAPSHOTS_JOB_ARGS holds flags. java itself runs in the background,
+    # not the function: $! must be the JVM, which a SIGTERM stops (a function runs in a subshell of
+    # its own, which would die alone and leave the JVM behind).
     # shellcheck disable=SC2086
-    snapshots submit --rest http://localhost:8081 --jar "$jar" \
+    java -cp "$classpath" dev.snapshots.cli.Cli submit --rest http://localhost:8081 --jar "$jar" \
       ${SNAPSHOTS_FROM_SAVEPOINT:+--from-savepoint "$SNAPSHOTS_FROM_SAVEPOINT"} $SNAPSHOTS_JOB_ARGS &
     submit=$!
-    # ECS stops a task with SIGTERM. 'release' cancels the job and waits for its tasks to end
-    # first: a JobManager that stops under a running job leaves TaskManagers that refuse the job
-    # its successor resumes (snapshots release --help). Then the JobManager gets the SIGTERM. Both
-    # run in the background because bash runs a trap only between commands, and 'submit' may
-    # wait minutes for another JobManager to stop.
-    trap 'kill -TERM "$submit" 2>/dev/null; snapshots release --rest http://localhost:8081 || true
-          kill -TERM "$jobmanager" 2>/dev/null; wait "$jobmanager"; exit $?' TERM INT
-    if ! wait "$submit"; then
+    submitted=0
+    wait "$submit" || submitted=$?
+    submit= # it has returned: nothing left to stop
+    if [ "$submitted" != 0 ]; then
       # Without its job this JobManager is of no use: stopping it makes ECS start another.
       echo "snapshots: submit failed; stopping the JobManager" >&2
-      kill -TERM "$jobmanager"
+      stop_jobmanager
     fi
-    wait "$jobmanager"
+    await_jobmanager
     ;;
   taskmanager)
     exec /docker-entrypoint.sh taskmanager
     ;;
   protect)
-    exec java -cp "/opt/flink/lib/*:$cli" dev.snapshots.cli.Cli protect --rest "${SNAPSHOTS_REST:-http://localhost:8081}"
+    exec java -cp "$classpath" dev.snapshots.cli.Cli protect --rest "${SNAPSHOTS_REST:-http://localhost:8081}"
     ;;
   *)
     exec /docker-entrypoint.sh "$@"

@@ -291,6 +291,10 @@ locals {
     ]
     stopTimeout      = var.stop_timeout_seconds
     logConfiguration = local.log_configuration.protect
+    # ECS stops a container before the containers it depends on: on a task's stop, this sidecar
+    # gets its SIGTERM first, and the TaskManager only once the sidecar has exited, so the
+    # checkpoint the sidecar asks for completes while the TaskManager still runs.
+    dependsOn = [{ containerName = local.taskmanager_container.name, condition = "START" }]
   }
 
   containers = {

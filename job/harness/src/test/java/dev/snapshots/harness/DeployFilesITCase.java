@@ -29,6 +29,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What can be checked of the deployment here, where there is no Docker engine and no AWS account:
@@ -149,27 +151,48 @@ class DeployFilesITCase {
 
     /**
      * The JobManager container's entrypoint, run by bash with the official entrypoint and java
-     * replaced by stand-ins that log what they are asked: on SIGTERM the job is released
-     * (cancelled, its tasks ended) before the JobManager is stopped, and the container exits with
-     * the JobManager's status.
+     * replaced by stand-ins that log what they are asked and behave as the real programs do: the
+     * JobManager runs until SIGTERM, then exits 143 as Flink's JVM does; {@code submit} returns 0
+     * once the job runs, fails with 1, or is still in its quiet wait (and exits 143 on SIGTERM);
+     * {@code release} takes a moment, as the real one waits for the job's tasks to end. In each
+     * state a SIGTERM releases the job (cancelled, its tasks ended) before the JobManager is
+     * stopped, the container exits with the JobManager's status, and no process is left behind.
      */
-    @Test
-    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager() throws Exception {
+    @ParameterizedTest(name = "submit {0}")
+    @ValueSource(strings = {"waits", "runs", "fails"})
+    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager(String submit)
+            throws Exception {
         Path dir = Files.createTempDirectory("entrypoint");
         Path log = dir.resolve("log");
-        // Each stand-in logs its start, then waits to be stopped (a trap runs between sleeps).
-        String waitForTerm =
-                "trap 'echo \"$0 TERM\" >> \"$LOG\"; exit 0' TERM; while :; do sleep 0.1; done";
+        Path pids = dir.resolve("pids");
         Files.writeString(
                 dir.resolve("docker-entrypoint.sh"),
-                "#!/usr/bin/env bash\necho \"flink $*\" >> \"$LOG\"\n" + waitForTerm + "\n");
+                String.join(
+                        "\n",
+                        "#!/usr/bin/env bash",
+                        "echo $$ >> \"$PIDS\"",
+                        "echo \"flink $*\" >> \"$LOG\"",
+                        "trap 'echo \"jobmanager TERM\" >> \"$LOG\"; exit 143' TERM",
+                        "while :; do sleep 0.1; done",
+                        ""));
         Files.writeString(
                 dir.resolve("java"),
-                "#!/usr/bin/env bash\nargs=\"${*:4}\"\necho \"cli $args\" >> \"$LOG\"\n"
-                        + "case \"$args\" in submit*) exec -a submit bash -c "
-                        + "'"
-                        + waitForTerm.replace("'", "'\\''")
-                        + "';; esac\n");
+                String.join(
+                        "\n",
+                        "#!/usr/bin/env bash",
+                        "echo $$ >> \"$PIDS\"",
+                        "args=\"${*:4}\"", // after -cp CLASSPATH dev.snapshots.cli.Cli
+                        "echo \"cli $args\" >> \"$LOG\"",
+                        "trap 'echo \"cli ${args%% *} TERM\" >> \"$LOG\"; exit 143' TERM",
+                        "case \"$args\" in",
+                        "  submit*) case \"$SUBMIT\" in",
+                        "    runs) sleep 0.3; echo 'submit returned' >> \"$LOG\"; exit 0;;",
+                        "    fails) sleep 0.3; echo 'submit failed' >> \"$LOG\"; exit 1;;",
+                        "    waits) while :; do sleep 0.1; done;;",
+                        "  esac;;",
+                        "  release*) sleep 1; echo 'release done' >> \"$LOG\";;",
+                        "esac",
+                        ""));
         String entrypoint =
                 Files.readString(ROOT.resolve("deploy/docker/snapshots-entrypoint.sh"))
                         .replace(
@@ -185,35 +208,57 @@ class DeployFilesITCase {
                         .redirectOutput(dir.resolve("out").toFile());
         pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
         pb.environment().put("LOG", log.toString());
+        pb.environment().put("PIDS", pids.toString());
+        pb.environment().put("SUBMIT", submit);
         pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
+        // The moment of the SIGTERM: in the quiet wait, after submit returned, or while the
+        // entrypoint handles the failure (its release runs).
+        String sigtermOnceLogged =
+                Map.of("waits", "cli submit", "runs", "submit returned", "fails", "cli release")
+                        .get(submit);
         Process container = pb.start();
+        List<Long> leftBehind;
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(Files.exists(log) && Files.readString(log).contains("cli submit"))) {
-                assertThat(System.nanoTime())
-                        .as("the entrypoint started submit")
-                        .isLessThan(deadline);
-                Thread.sleep(100);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (container.isAlive()
+                    && !(Files.exists(log) && Files.readString(log).contains(sigtermOnceLogged))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
             }
-            Thread.sleep(300); // the trap is set right after 'submit' starts
-            new ProcessBuilder("kill", "-TERM", Long.toString(container.pid())).start().waitFor();
+            Thread.sleep(200);
+            container.destroy(); // SIGTERM
             assertThat(container.waitFor(30, TimeUnit.SECONDS))
                     .as("the container stopped")
                     .isTrue();
+            leftBehind = awaitEnded(pids);
         } finally {
             container.destroyForcibly();
+            for (long pid : standIns(pids)) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
         }
         List<String> lines = Files.readAllLines(log);
+        String described =
+                "exit "
+                        + container.exitValue()
+                        + ", "
+                        + lines
+                        + "\n"
+                        + Files.readString(dir.resolve("out"));
         assertThat(lines)
-                .as(Files.readString(dir.resolve("out")))
+                .as(described)
                 .contains(
                         "flink jobmanager",
                         "cli release --rest http://localhost:8081",
-                        dir.resolve("docker-entrypoint.sh") + " TERM");
-        assertThat(lines.indexOf("cli release --rest http://localhost:8081"))
-                .as("released before the JobManager is stopped: %s", lines)
-                .isLessThan(lines.indexOf(dir.resolve("docker-entrypoint.sh") + " TERM"));
-        assertThat(container.exitValue()).isZero();
+                        "release done",
+                        "jobmanager TERM");
+        assertThat(lines.indexOf("release done"))
+                .as("released before the JobManager is stopped: %s", described)
+                .isLessThan(lines.indexOf("jobmanager TERM"));
+        assertThat(container.exitValue())
+                .as("the JobManager's status: %s", described)
+                .isEqualTo(143);
+        assertThat(leftBehind).as("processes still running after the container stopped").isEmpty();
     }
 
     @Test
@@ -379,6 +424,17 @@ class DeployFilesITCase {
                 .contains("/dev/tcp/127.0.0.1/6122");
         assertThat(local("protect_container").path("stopTimeout").asText())
                 .isEqualTo("${var.stop_timeout_seconds}");
+        // ECS stops a container before those it depends on: the sidecar's checkpoint on SIGTERM
+        // completes before the TaskManager gets its SIGTERM.
+        JsonNode dependsOn = local("protect_container").path("dependsOn");
+        assertThat(dependsOn.size()).isOne();
+        assertThat(dependsOn.get(0).path("containerName").asText())
+                .isEqualTo("${local.taskmanager_container.name}");
+        assertThat(local("taskmanager_container").path("name").asText()).isEqualTo("taskmanager");
+        assertThat(dependsOn.get(0).path("condition").asText()).isEqualTo("START");
+        assertThat(local("taskmanager_container").has("dependsOn"))
+                .as("no cycle: the TaskManager depends on nothing")
+                .isFalse();
     }
 
     @Test
@@ -1089,6 +1145,30 @@ class DeployFilesITCase {
             }
         }
         return last;
+    }
+
+    /** The stand-ins' processes still running, after a grace of 2 s for them to end. */
+    private static List<Long> awaitEnded(Path pids) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        List<Long> running;
+        do {
+            running =
+                    standIns(pids).stream()
+                            .filter(
+                                    pid ->
+                                            ProcessHandle.of(pid)
+                                                    .map(ProcessHandle::isAlive)
+                                                    .orElse(false))
+                            .toList();
+            Thread.sleep(50);
+        } while (!running.isEmpty() && System.nanoTime() < deadline);
+        return running;
+    }
+
+    private static List<Long> standIns(Path pids) throws IOException {
+        return Files.exists(pids)
+                ? lines(Files.readString(pids)).stream().map(Long::valueOf).toList()
+                : List.of();
     }
 
     private static String run(Path dir, String... command) throws Exception {

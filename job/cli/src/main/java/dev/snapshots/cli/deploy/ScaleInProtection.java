@@ -26,12 +26,20 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  *   <li>It protects only while this TaskManager runs tasks of a running job: that is work a
  *       checkpoint has not yet covered. An idle TaskManager (the spare) is left unprotected, so a
  *       scale-in takes it and completes.
- *   <li>Protection always carries an expiry, and is renewed every {@code --renew-seconds}: the
- *       agent answers a renewal with {@code DEPLOYMENT_BLOCKED} while a deployment waits for this
- *       task, so renewing often is how a deployment is noticed within a minute or so.
+ *   <li>Protection always carries an expiry, and is renewed every {@code --renew-seconds}.
+ *   <li>Protection lasts at most {@code --max-protected-minutes} in one stretch. ECS stops a
+ *       protected task for neither a deployment nor a scale-in, and it tells a protected task
+ *       nothing when a deployment waits for it: the agent answers {@code DEPLOYMENT_BLOCKED} only
+ *       when the service has more protected tasks than it wants, never the case here (at most the
+ *       job's TaskManagers protect, the service runs spares beside them, and a new TaskManager
+ *       holds no work). Renewed forever, protection would hold a TaskManager rollout IN_PROGRESS
+ *       for good. So at the end of a stretch it hands over (a checkpoint, then release) and stays
+ *       unprotected for {@code --yield-seconds}: a deployment or scale-in waiting for the task
+ *       takes it then; otherwise protection starts again.
  *   <li>When the agent says the task must go ({@code DEPLOYMENT_BLOCKED}, {@code
- *       TASK_STOPPING_OR_STOPPED}), or on SIGTERM (ECS stopping the task), it asks the JobManager
- *       for a checkpoint, so the replacement redoes only the time since, and releases.
+ *       TASK_STOPPING_OR_STOPPED}), or on SIGTERM (ECS stopping the task; the task definition makes
+ *       ECS stop this container before its TaskManager), it asks the JobManager for a checkpoint,
+ *       waits until it completes, so the replacement redoes only the time since, and releases.
  *   <li>Errors of the REST API or the agent never end it: it tries again with backoff, keeping the
  *       protection it has until that expires. ECS restarts it if it dies anyway (the task
  *       definition's restart policy).
@@ -43,14 +51,18 @@ public final class ScaleInProtection {
             String.join(
                     "\n",
                     "usage: snapshots protect --rest URL [--agent-uri URI] [--taskmanager HOST] [--expires-minutes M] [--renew-seconds S]",
-                    "                         [--poll-seconds S]",
+                    "                         [--poll-seconds S] [--max-protected-minutes M] [--yield-seconds S]",
                     "",
                     "  --rest URL             the JobManager's REST address",
                     "  --agent-uri URI        the ECS agent endpoint [$ECS_AGENT_URI]",
                     "  --taskmanager HOST     the address this task's TaskManager registers with [this host's address]",
                     "  --expires-minutes M    protection lasts this long unless renewed (1..2880) [10]",
-                    "  --renew-seconds S      how often protection is renewed, and a waiting deployment noticed [60]",
+                    "  --renew-seconds S      how often protection is renewed [60]",
                     "  --poll-seconds S       how often the TaskManager's work is checked [10]",
+                    "  --max-protected-minutes M",
+                    "                         the longest stretch of protection; then a checkpoint, and the task is left",
+                    "                         unprotected for a while, so a deployment or scale-in waiting for it can take it [10]",
+                    "  --yield-seconds S      how long the task stays unprotected after such a hand-over [120]",
                     "",
                     "Runs until the ECS agent says the task is wanted elsewhere, or SIGTERM: then checkpoints, releases and exits 0.");
 
@@ -68,12 +80,22 @@ public final class ScaleInProtection {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * How protection is paced: each grant's expiry, how often it is renewed, how often the
+     * TaskManager's work is checked, the longest stretch of protection and the unprotected time
+     * after it.
+     */
+    record Timing(
+            int expiresMinutes,
+            Duration renewEvery,
+            Duration poll,
+            Duration maxProtected,
+            Duration yieldFor) {}
+
     private final String agent;
     private final FlinkRest rest;
     private final String taskManagerHost;
-    private final int expiresMinutes;
-    private final Duration renewEvery;
-    private final Duration poll;
+    private final Timing timing;
     private final PrintStream out;
     private final HttpClient http =
             HttpClient.newBuilder()
@@ -86,20 +108,22 @@ public final class ScaleInProtection {
     private long renewAtNanos;
     private boolean shielded;
 
+    /** When the current stretch of protection began. */
+    private long shieldedSinceNanos;
+
+    /** Until when the task stays unprotected after a hand-over (0: not yielding). */
+    private long yieldUntilNanos;
+
     ScaleInProtection(
             String agentUri,
             String restUrl,
             String taskManagerHost,
-            int expiresMinutes,
-            Duration renewEvery,
-            Duration poll,
+            Timing timing,
             PrintStream out) {
         this.agent = agentUri.replaceAll("/+$", "") + "/task-protection/v1/state";
         this.rest = new FlinkRest(restUrl);
         this.taskManagerHost = taskManagerHost;
-        this.expiresMinutes = expiresMinutes;
-        this.renewEvery = renewEvery;
-        this.poll = poll;
+        this.timing = timing;
         this.out = out;
     }
 
@@ -114,7 +138,9 @@ public final class ScaleInProtection {
                             {"taskmanager", InetAddress.getLocalHost().getHostAddress()},
                             {"expires-minutes", "10"},
                             {"renew-seconds", "60"},
-                            {"poll-seconds", "10"}
+                            {"poll-seconds", "10"},
+                            {"max-protected-minutes", "10"},
+                            {"yield-seconds", "120"}
                         },
                         Set.of());
         if (flags.get("rest").isEmpty() || flags.get("agent-uri").isEmpty()) {
@@ -133,14 +159,19 @@ public final class ScaleInProtection {
                             + " s), got "
                             + renew);
         }
+        Timing timing =
+                new Timing(
+                        expires,
+                        Duration.ofSeconds(renew),
+                        Duration.ofSeconds(positive(flags, "poll-seconds")),
+                        Duration.ofMinutes(positive(flags, "max-protected-minutes")),
+                        Duration.ofSeconds(positive(flags, "yield-seconds")));
         ScaleInProtection protection =
                 new ScaleInProtection(
                         flags.get("agent-uri"),
                         flags.get("rest"),
                         flags.get("taskmanager"),
-                        expires,
-                        Duration.ofSeconds(renew),
-                        Duration.ofSeconds(positive(flags, "poll-seconds")),
+                        timing,
                         out);
         Runtime.getRuntime().addShutdownHook(new Thread(protection::terminate, "protect-sigterm"));
         protection.loop();
@@ -161,6 +192,7 @@ public final class ScaleInProtection {
      * #terminate}.
      */
     void loop() throws InterruptedException {
+        Duration poll = timing.poll();
         Duration backoff = poll;
         while (!stopping) {
             try {
@@ -198,7 +230,25 @@ public final class ScaleInProtection {
             }
             return false;
         }
-        if (shielded && System.nanoTime() < renewAtNanos) {
+        long now = System.nanoTime();
+        if (now < yieldUntilNanos) {
+            return false;
+        }
+        if (shielded && now - shieldedSinceNanos >= timing.maxProtected().toNanos()) {
+            handOver(
+                    jobs,
+                    "protected for "
+                            + timing.maxProtected().toSeconds()
+                            + " s, the longest stretch: leaving the task to a deployment or"
+                            + " scale-in that waits for it");
+            yieldUntilNanos = System.nanoTime() + timing.yieldFor().toNanos();
+            out.println(
+                    "unprotected for "
+                            + timing.yieldFor().toSeconds()
+                            + " s; protecting again after that if the task is still here");
+            return false;
+        }
+        if (shielded && now < renewAtNanos) {
             return false;
         }
         JsonNode answer = set(true);
@@ -212,7 +262,7 @@ public final class ScaleInProtection {
                     "protection not granted: "
                             + answer
                             + "; trying again in "
-                            + poll.toSeconds()
+                            + timing.poll().toSeconds()
                             + " s");
         }
         return false;
@@ -220,7 +270,7 @@ public final class ScaleInProtection {
 
     /**
      * ECS is stopping the task (SIGTERM): hand over as when a deployment asks, within the stop
-     * timeout.
+     * timeout, if this TaskManager works.
      */
     void terminate() {
         if (done.getCount() == 0) {
@@ -228,8 +278,15 @@ public final class ScaleInProtection {
         }
         stopping = true;
         try {
-            done.await(poll.toMillis() + 5_000, TimeUnit.MILLISECONDS);
-            handOver(running(), "SIGTERM");
+            done.await(timing.poll().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            List<String> jobs = running();
+            if (!jobs.isEmpty() && busy()) {
+                handOver(jobs, "SIGTERM");
+            } else {
+                // An idle TaskManager (the spare) leaves no work behind: no checkpoint to wait for.
+                set(false);
+                out.println("SIGTERM: this TaskManager runs no task; protection released");
+            }
         } catch (IOException | RuntimeException e) {
             out.println("on SIGTERM: " + e.getMessage() + "; the protection expires by itself");
         } catch (InterruptedException e) {
@@ -237,7 +294,10 @@ public final class ScaleInProtection {
         }
     }
 
-    /** A checkpoint of every running job, so the replacement starts from now; then let go. */
+    /**
+     * A checkpoint of every running job, waited for, so the replacement starts from now; then let
+     * go.
+     */
     private void handOver(List<String> jobs, String why) throws IOException {
         out.println(why + ": checkpointing " + jobs + " before letting go");
         for (String job : jobs) {
@@ -293,20 +353,25 @@ public final class ScaleInProtection {
     private JsonNode set(boolean enabled) throws IOException {
         String body =
                 enabled
-                        ? "{\"ProtectionEnabled\":true,\"ExpiresInMinutes\":" + expiresMinutes + "}"
+                        ? "{\"ProtectionEnabled\":true,\"ExpiresInMinutes\":"
+                                + timing.expiresMinutes()
+                                + "}"
                         : "{\"ProtectionEnabled\":false}";
         for (int attempt = 1; ; attempt++) {
             JsonNode answer = put(body);
             if (!answer.path("error").path("Code").asText().equals("ThrottlingException")
                     || attempt == THROTTLE_ATTEMPTS) {
                 if (answer.path("protection").path("ProtectionEnabled").asBoolean(false)) {
+                    if (!shielded) {
+                        shieldedSinceNanos = System.nanoTime();
+                    }
                     shielded = true;
-                    renewAtNanos = System.nanoTime() + renewEvery.toNanos();
+                    renewAtNanos = System.nanoTime() + timing.renewEvery().toNanos();
                     out.println(
                             "protected until "
                                     + answer.path("protection").path("ExpirationDate").asText()
                                     + "; renewing in "
-                                    + renewEvery.toSeconds()
+                                    + timing.renewEvery().toSeconds()
                                     + " s");
                 } else if (!enabled) {
                     shielded = false;

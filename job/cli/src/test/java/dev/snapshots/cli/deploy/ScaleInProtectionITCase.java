@@ -67,6 +67,15 @@ class ScaleInProtectionITCase {
             "{\"requestID\":\"r\",\"error\":{\"Arn\":\"arn:aws:ecs:us-east-1:000000000000:task/c/1\","
                     + "\"Code\":\"ThrottlingException\",\"Message\":\"Rate exceeded\"}}";
 
+    /** Renewed every second; the longest stretch of protection is beyond every test here. */
+    private static final ScaleInProtection.Timing TIMING =
+            new ScaleInProtection.Timing(
+                    10,
+                    Duration.ofSeconds(1),
+                    Duration.ofMillis(200),
+                    Duration.ofMinutes(10),
+                    Duration.ofMinutes(2));
+
     /** What the stand-in received, in order, with when. */
     private record Call(long atMillis, String body) {}
 
@@ -161,9 +170,7 @@ class ScaleInProtectionITCase {
                                                 agentUri(),
                                                 gate.url(),
                                                 "",
-                                                10,
-                                                Duration.ofSeconds(1),
-                                                Duration.ofMillis(200),
+                                                TIMING,
                                                 new PrintStream(log, true, StandardCharsets.UTF_8))
                                         .loop();
                                 return null;
@@ -284,9 +291,7 @@ class ScaleInProtectionITCase {
                 agentUri(),
                 rest,
                 "",
-                10,
-                Duration.ofSeconds(1),
-                Duration.ofMillis(200),
+                TIMING,
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
     }
 
@@ -294,7 +299,7 @@ class ScaleInProtectionITCase {
      * A job that runs until stopped, checkpointing only when asked (the periodic interval is an
      * hour).
      */
-    private static JobClient startJob() throws Exception {
+    static JobClient startJob() throws Exception {
         JobConfig config =
                 JobConfig.parse(
                         new String[] {
@@ -348,7 +353,7 @@ class ScaleInProtectionITCase {
                 .anyMatch(t -> t >= from && t <= to);
     }
 
-    private static void awaitRunning(FlinkRest rest, String jobId) throws Exception {
+    static void awaitRunning(FlinkRest rest, String jobId) throws Exception {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while (!rest.allTasksRunning(jobId)) {
             assertThat(System.nanoTime()).as("job %s running", jobId).isLessThan(deadline);
