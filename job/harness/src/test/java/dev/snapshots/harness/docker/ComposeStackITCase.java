@@ -44,7 +44,8 @@ import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
  * docker-compose.yml for real, on a Docker engine of the test's own and the images a user without a
  * registry builds (deploy/local-images): the JobManager's entrypoint submits the job, which reads
  * the producer's stream from kinesalite and publishes to S3Proxy. A {@code docker stop} of the
- * JobManager's container releases the job and exits 0, as ECS needs of a task it stops.
+ * JobManager's container releases the job before the JobManager stops, as ECS needs of a task it
+ * stops, and the container exits with the JobManager's status.
  *
  * <p>The whole scenario (a second JobManager resuming from the checkpoint, a TaskManager container
  * killed and replaced, the output compared with the reference and audited) takes about 10 minutes
@@ -57,13 +58,21 @@ class ComposeStackITCase {
     private static final String JOB = JobLifecycle.jobId("telemetry", 1);
     private static final String STORE = "s3://snapshots/snapshots";
 
+    /**
+     * How a stopped JobManager container exits: with the JobManager's status (issue 21), and
+     * Flink's JVM, stopped by the entrypoint's SIGTERM after release, exits 128 + 15. Issue 22
+     * asked for 0; the entrypoint would have to stop the JobManager otherwise to give it.
+     */
+    private static final int JOBMANAGER_STOPPED = 143;
+
     @BeforeAll
     static void images(DockerEngine engine) throws Exception {
         engine.buildLocalImages();
     }
 
     @Test
-    void dockerStopOfTheJobManagerReleasesTheJobAndExitsZero(DockerEngine engine) throws Exception {
+    void dockerStopOfTheJobManagerReleasesTheJobBeforeItStops(DockerEngine engine)
+            throws Exception {
         try (ComposeStack stack = ComposeStack.prepare(engine, ROOT, "snapshots-stop", List.of())) {
             up(engine, stack, new FlinkRest(ComposeStack.REST));
             stopJobManager(engine, stack);
@@ -198,7 +207,8 @@ class ComposeStackITCase {
 
     /**
      * {@code docker stop} of the JobManager's container, as a user (or ECS) stops it: the
-     * entrypoint releases the job, then stops the JobManager, and the container exits 0.
+     * entrypoint releases the job, then stops the JobManager, and the container exits with its
+     * status.
      */
     private static void stopJobManager(DockerEngine engine, ComposeStack stack) throws Exception {
         String container = stack.name("jobmanager");
@@ -222,7 +232,7 @@ class ComposeStackITCase {
                                 + " checkpoints stay");
         assertThat(exit)
                 .as("the JobManager container's exit status; its log:%n%s", tail(logs))
-                .isZero();
+                .isEqualTo(JOBMANAGER_STOPPED);
     }
 
     private static void down(DockerEngine engine, ComposeStack stack) throws Exception {
