@@ -212,6 +212,9 @@ class ComposeStackITCase {
      */
     private static void stopJobManager(DockerEngine engine, ComposeStack stack) throws Exception {
         String container = stack.name("jobmanager");
+        assertThat(engine.docker("inspect", "-f", "{{.Config.StopTimeout}}", container).strip())
+                .as("seconds a plain docker stop waits before SIGKILL (stop_grace_period)")
+                .isEqualTo("120");
         long started = System.nanoTime();
         String said = engine.docker("stop", container);
         figure(engine, "docker stop of the JobManager", started);

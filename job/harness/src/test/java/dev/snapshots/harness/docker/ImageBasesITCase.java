@@ -79,7 +79,8 @@ class ImageBasesITCase {
         assertThat(dockerfile).contains("/opt/flink/opt/flink-s3-fs-presto-*.jar");
         assertThat(entrypoint)
                 .contains("/docker-entrypoint.sh jobmanager", "/docker-entrypoint.sh taskmanager")
-                .contains("java -cp \"/opt/flink/lib/*:$cli\"");
+                .as("the command line runs on the base's Flink")
+                .contains("\"/opt/flink/lib/*:$cli\"");
     }
 
     /**
@@ -170,36 +171,14 @@ class ImageBasesITCase {
                         "rest.port: " + rest,
                         "rest.bind-address: 127.0.0.1",
                         "rest.address: 127.0.0.1");
-        String host = InetAddress.getLocalHost().getHostName() + ":127.0.0.1";
         String jobManager =
-                engine.docker(
-                                "run",
-                                "-d",
-                                "--network",
-                                "host",
-                                "--add-host",
-                                host,
-                                "-e",
-                                "FLINK_PROPERTIES="
-                                        + common
-                                        + "\nenv.java.opts.jobmanager: -Dsnapshots.a=1"
-                                        + " -Dsnapshots.b=2",
-                                LOCAL_BASE,
-                                "jobmanager")
-                        .strip();
+                startLocalBase(
+                        engine,
+                        "jobmanager",
+                        common + "\nenv.java.opts.jobmanager: -Dsnapshots.a=1 -Dsnapshots.b=2");
         String taskManager =
-                engine.docker(
-                                "run",
-                                "-d",
-                                "--network",
-                                "host",
-                                "--add-host",
-                                host,
-                                "-e",
-                                "FLINK_PROPERTIES=" + common + "\ntaskmanager.numberOfTaskSlots: 3",
-                                LOCAL_BASE,
-                                "taskmanager")
-                        .strip();
+                startLocalBase(
+                        engine, "taskmanager", common + "\ntaskmanager.numberOfTaskSlots: 3");
         try {
             FlinkRest flink = new FlinkRest("http://127.0.0.1:" + rest);
             JsonNode taskManagers = null;
@@ -231,6 +210,26 @@ class ImageBasesITCase {
         } finally {
             engine.docker("rm", "-f", jobManager, taskManager);
         }
+    }
+
+    /**
+     * A container of the local base on the host's network, running {@code command} with {@code
+     * properties} as FLINK_PROPERTIES; Flink looks its host's name up, which Docker leaves out.
+     */
+    private static String startLocalBase(DockerEngine engine, String command, String properties)
+            throws Exception {
+        return engine.docker(
+                        "run",
+                        "-d",
+                        "--network",
+                        "host",
+                        "--add-host",
+                        InetAddress.getLocalHost().getHostName() + ":127.0.0.1",
+                        "-e",
+                        "FLINK_PROPERTIES=" + properties,
+                        LOCAL_BASE,
+                        command)
+                .strip();
     }
 
     private static int freePort() throws IOException {

@@ -111,10 +111,15 @@ public final class DockerEngine implements ExtensionContext.Store.CloseableResou
                                         + pkg
                                         + " (.ci/run does)"));
         Path dir = Files.createDirectories(root.resolve("target/docker"));
+        // What an aborted run left: its engine, its short directory in /tmp, its data root.
         stopLeftover(dir.resolve("dockerd.pid"));
+        if (Files.exists(dir.resolve("run-dir"))) {
+            removeTree(Path.of(Files.readString(dir.resolve("run-dir")).trim()));
+        }
         Path dataRoot = dir.resolve("data");
         removeTree(dataRoot);
         Path runDir = Files.createTempDirectory("sd");
+        Files.writeString(dir.resolve("run-dir"), runDir.toString());
         long started = System.nanoTime();
         Process dockerd =
                 new ProcessBuilder(
@@ -262,9 +267,12 @@ public final class DockerEngine implements ExtensionContext.Store.CloseableResou
             removeTree(dataRoot);
             removeTree(runDir);
             Files.deleteIfExists(root.resolve("target/docker/dockerd.pid"));
+            Files.deleteIfExists(root.resolve("target/docker/run-dir"));
             System.out.printf(
-                    "docker: engine (pid %d) stopped, its data root removed, in %d s%n",
-                    dockerd.pid(), Duration.ofNanos(System.nanoTime() - started).toSeconds());
+                    "docker: engine (pid %d) stopped, its data root removed, in %d s; stages: %s%n",
+                    dockerd.pid(),
+                    Duration.ofNanos(System.nanoTime() - started).toSeconds(),
+                    timings);
         }
     }
 
@@ -312,7 +320,7 @@ public final class DockerEngine implements ExtensionContext.Store.CloseableResou
         List<String> mounts = new ArrayList<>();
         for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
             String point = line.split(" ")[1];
-            if (point.startsWith(dir.toString())) {
+            if (point.equals(dir.toString()) || point.startsWith(dir + "/")) {
                 mounts.add(point);
             }
         }
