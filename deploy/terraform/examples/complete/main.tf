@@ -8,7 +8,8 @@
 # gateway endpoint is there in both modes: it costs nothing and keeps the bulk traffic off the NAT.
 
 terraform {
-  required_version = ">= 1.5"
+  # The module's own floor: validations that name other variables need 1.9.
+  required_version = ">= 1.9"
   required_providers {
     aws = {
       source  = "hashicorp/aws"
@@ -46,6 +47,27 @@ variable "vpc_cidr" {
   default = "10.42.0.0/16"
 }
 
+variable "job_version" {
+  description = "The job version the JobManager runs (README, runbook: bump it with from_savepoint)."
+  type        = number
+  default     = 1
+}
+
+variable "from_savepoint" {
+  description = "Where a new job_version starts ('snapshots savepoint' prints it); empty: the stream's trim horizon."
+  type        = string
+  default     = ""
+}
+
+variable "replay" {
+  description = "A replay beside the running version: job version N+1 from a savepoint, as a second cluster of services on the same stream, bucket and ECS cluster. null: none."
+  type = object({
+    job_version    = number
+    from_savepoint = string
+  })
+  default = null
+}
+
 variable "zones" {
   description = "Availability zones to spread the tasks over."
   type        = number
@@ -59,15 +81,20 @@ locals {
   # Interface endpoints the tasks need without a NAT gateway: image pulls (ecr.api, ecr.dkr; the
   # layers come from S3), the stream, logs and the metrics sidecar (logs), CloudWatch's API for
   # anyone publishing metrics directly (monitoring), STS for SDKs that exchange credentials, and the
-  # ECS API the scale-in protection goes through.
-  endpoint_services   = ["ecr.api", "ecr.dkr", "kinesis-streams", "logs", "monitoring", "sts", "ecs"]
+  # ECS API the scale-in protection goes through, and the SSM message channels of ECS Exec.
+  endpoint_services   = ["ecr.api", "ecr.dkr", "kinesis-streams", "logs", "monitoring", "sts", "ecs", "ssmmessages"]
   interface_endpoints = local.nat ? [] : local.endpoint_services
   # ECR Public is not reachable through VPC endpoints: without a NAT, the CloudWatch agent's image
   # comes through a pull-through cache in this account's ECR.
   agent_cache_prefix = "snapshots-ecr-public"
-  cloudwatch_agent_image = local.nat ? "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:latest" : (
-    "${data.aws_caller_identity.current.account_id}.dkr.ecr.${var.region}.amazonaws.com/${local.agent_cache_prefix}/cloudwatch-agent/cloudwatch-agent:latest"
+  # Pinned: a moving tag would change the sidecar under a running deployment.
+  cloudwatch_agent_tag = "1.300062.0b1304"
+  cloudwatch_agent_image = local.nat ? "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_tag}" : (
+    "${data.aws_caller_identity.current.account_id}.dkr.ecr.${var.region}.amazonaws.com/${local.agent_cache_prefix}/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_tag}"
   )
+  # Kinesis allows 5 GetRecords calls per second per shard, shared by every consumer: alone, the
+  # job polls each shard every 200 ms; with a replay beside it both poll every 400 ms.
+  shard_poll_interval_ms = var.replay == null ? 200 : 400
 }
 
 data "aws_caller_identity" "current" {}
@@ -211,9 +238,10 @@ data "aws_iam_policy_document" "pull_through_cache" {
 }
 
 resource "aws_iam_role_policy" "pull_through_cache" {
-  count  = local.nat ? 0 : 1
+  # The job's execution role, and the replay's when one runs.
+  count  = local.nat ? 0 : (var.replay == null ? 1 : 2)
   name   = "pull-through-cache"
-  role   = module.snapshots.execution_role_name
+  role   = concat([module.snapshots.execution_role_name], module.replay[*].execution_role_name)[count.index]
   policy = data.aws_iam_policy_document.pull_through_cache[0].json
 }
 
@@ -227,7 +255,10 @@ module "snapshots" {
   subnet_ids             = aws_subnet.private[*].id
   image                  = var.image
   cloudwatch_agent_image = local.cloudwatch_agent_image
-  job_args               = "--checkpoint-interval 10s --buckets 4"
+  job_version            = var.job_version
+  from_savepoint         = var.from_savepoint
+  job_args               = "--buckets 4"
+  shard_poll_interval_ms = local.shard_poll_interval_ms
   taskmanager_count      = 2
   spare_taskmanagers     = 1
   # Dead letters may go after a year; snapshots stay.
@@ -239,8 +270,47 @@ module "snapshots" {
   depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_ecr_pull_through_cache_rule.ecr_public]
 }
 
+# A replay: job version N+1 recomputes from a savepoint beside version N, in services of its own
+# (its own JobManager and TaskManagers, lag alarm and dashboard) on N's stream, bucket and cluster.
+# Readers switch with 'snapshots promote' once it has caught up; then set job_version and
+# from_savepoint of the main instance to the replay's, or remove the replay (README, runbook).
+# Add it once the main instance exists: its outputs decide what the replay creates, and Terraform
+# cannot count on values it learns only by creating them in the same apply.
+module "replay" {
+  source = "../../modules/flink-ecs"
+  count  = var.replay == null ? 0 : 1
+
+  name                   = "${local.name}-replay"
+  vpc_id                 = aws_vpc.this.id
+  subnet_ids             = aws_subnet.private[*].id
+  image                  = var.image
+  cloudwatch_agent_image = local.cloudwatch_agent_image
+  existing_stream_arn    = module.snapshots.stream_arn
+  existing_bucket        = module.snapshots.bucket
+  existing_cluster_name  = module.snapshots.cluster_name
+  job_version            = var.replay.job_version
+  from_savepoint         = var.replay.from_savepoint
+  job_args               = "--buckets 4"
+  shard_poll_interval_ms = local.shard_poll_interval_ms
+  taskmanager_count      = 2
+  spare_taskmanagers     = 0
+  alarm_topic_arn        = module.snapshots.alarm_topic_arn
+  tags                   = local.tags
+
+  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_ecr_pull_through_cache_rule.ecr_public]
+}
+
 output "store_uri" {
   value = module.snapshots.store_uri
+}
+
+output "snapshots_function" {
+  description = "eval \"$(terraform output -raw snapshots_function)\" defines 'snapshots ARGS...', a one-off operator task."
+  value       = module.snapshots.snapshots_function
+}
+
+output "exec_command" {
+  value = module.snapshots.exec_command
 }
 
 output "jobmanager_rest" {

@@ -64,7 +64,7 @@ resource "aws_sfn_state_machine" "deployment_watch" {
         Type     = "Task"
         Resource = "arn:aws:states:::aws-sdk:ecs:describeServices"
         Parameters = {
-          Cluster      = aws_ecs_cluster.this.arn
+          Cluster      = local.cluster_arn
           "Services.$" = "States.Array($.resources[0])"
         }
         ResultSelector = { "rollout.$" = "$.Services[0].Deployments[?(@.RolloutState == 'IN_PROGRESS')]" }
@@ -171,19 +171,26 @@ resource "aws_cloudwatch_metric_alarm" "divergence" {
 resource "aws_cloudwatch_metric_alarm" "job_not_running" {
   count               = var.metrics ? 1 : 0
   alarm_name          = "${var.name}-job-not-running"
-  alarm_description   = "The job has not been RUNNING for ${var.job_down_alarm_minutes} minutes, or the JobManager reports nothing. Check the JobManager's log (/ecs/${var.name}/jobmanager) and 'snapshots submit' in it."
+  alarm_description   = "The job has not been RUNNING for ${local.job_down_alarm_minutes} minutes (a JobManager replacement is budgeted at ${local.jobmanager_replacement_budget_seconds} s), or the JobManager reports nothing. Check the JobManager's log (/ecs/${var.name}/jobmanager) and 'snapshots submit' in it."
   namespace           = local.metric_namespace
   metric_name         = local.flink_metrics.running_time
   dimensions          = { cluster = var.name }
   statistic           = "Minimum"
   period              = 60
-  evaluation_periods  = var.job_down_alarm_minutes
-  datapoints_to_alarm = var.job_down_alarm_minutes
+  evaluation_periods  = local.job_down_alarm_minutes
+  datapoints_to_alarm = local.job_down_alarm_minutes
   comparison_operator = "LessThanThreshold"
   threshold           = 1
   treat_missing_data  = "breaching"
   alarm_actions       = [local.alarm_topic_arn]
   ok_actions          = [local.alarm_topic_arn]
+
+  lifecycle {
+    precondition {
+      condition     = local.job_down_alarm_minutes * 60 > local.jobmanager_replacement_budget_seconds
+      error_message = "job_down_alarm_minutes (${local.job_down_alarm_minutes}) would fire during a routine JobManager replacement, budgeted at ${local.jobmanager_replacement_budget_seconds} s; leave it unset to derive it from the budget."
+    }
+  }
 }
 
 # One lost TaskManager costs one restart (into the spare's slots); restarts in several minutes of a
@@ -251,23 +258,84 @@ resource "aws_cloudwatch_metric_alarm" "checkpoints_stalled" {
 
 # --- The stream and the output -----------------------------------------------------------------
 
-# How far behind the newest record the job reads. Nobody reading at all (no GetRecords, no datapoints)
-# is as bad as reading late.
+# How far behind the newest record this job reads: its own readers' view (the source's
+# millisBehindLatest, the largest over its shards), not the stream's GetRecords.IteratorAgeMilliseconds,
+# which is the oldest read of every consumer: with a replay catching up beside version N it shows the
+# replay's backlog, and N's own lag could not be seen. Every module instance (version N, a replay)
+# alarms on its own consumer. A job that reports nothing is the job-not-running alarm's case, so
+# missing data does not breach here (a routine JobManager replacement would otherwise fire it).
 resource "aws_cloudwatch_metric_alarm" "stream_lag" {
+  count               = var.metrics ? 1 : 0
   alarm_name          = "${var.name}-stream-lag"
-  alarm_description   = "The job reads ${aws_kinesis_stream.events.name} more than ${var.iterator_age_alarm_minutes} minutes behind, or not at all. Past the stream's retention (${var.kinesis_retention_hours} h) unread records are lost."
-  namespace           = "AWS/Kinesis"
-  metric_name         = "GetRecords.IteratorAgeMilliseconds"
-  dimensions          = { StreamName = aws_kinesis_stream.events.name }
+  alarm_description   = "Job version ${var.job_version} (${var.name}) reads ${local.stream_name} more than ${var.iterator_age_alarm_minutes} minutes behind. Past the stream's retention unread records are lost. With a replay beside it, check the stream's read throttling (the dashboard ${var.name}): consumers share 5 GetRecords per second per shard."
+  namespace           = local.metric_namespace
+  metric_name         = local.flink_metrics.millis_behind_latest
+  dimensions          = { cluster = var.name }
   statistic           = "Maximum"
   period              = 60
   evaluation_periods  = 3
   datapoints_to_alarm = 3
   comparison_operator = "GreaterThanThreshold"
   threshold           = var.iterator_age_alarm_minutes * 60 * 1000
-  treat_missing_data  = "breaching"
+  treat_missing_data  = "notBreaching"
   alarm_actions       = [local.alarm_topic_arn]
   ok_actions          = [local.alarm_topic_arn]
+}
+
+# The consumers of the stream (version N, a replay) share each shard's 5 GetRecords calls and 2 MB
+# per second: sustained throttling means they ask for more than that (README, "GetRecords budget").
+# Only the instance that owns the stream alarms on it.
+resource "aws_cloudwatch_metric_alarm" "read_throttled" {
+  count               = local.create_stream ? 1 : 0
+  alarm_name          = "${var.name}-stream-read-throttled"
+  alarm_description   = "GetRecords on ${local.stream_name} was throttled in each of the last 5 minutes: its consumers exceed 5 calls or 2 MB per second per shard. Lengthen shard_poll_interval_ms of the consumers (their sum of 1000 / interval must stay within 5), or add shards."
+  namespace           = "AWS/Kinesis"
+  metric_name         = "ReadProvisionedThroughputExceeded"
+  dimensions          = { StreamName = local.stream_name }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = [local.alarm_topic_arn]
+}
+
+# One page per consumer: its own lag beside the stream's (the oldest of all consumers) and the
+# stream's throttling.
+resource "aws_cloudwatch_dashboard" "consumer" {
+  dashboard_name = var.name
+  dashboard_body = jsonencode({
+    widgets = [
+      {
+        type = "metric", x = 0, y = 0, width = 12, height = 6
+        properties = {
+          title  = "${var.name} (v${var.job_version}): milliseconds behind the stream"
+          region = data.aws_region.current.name
+          stat   = "Maximum"
+          period = 60
+          metrics = [
+            [local.metric_namespace, local.flink_metrics.millis_behind_latest, "cluster", var.name, { label = "this job's readers" }],
+            ["AWS/Kinesis", "GetRecords.IteratorAgeMilliseconds", "StreamName", local.stream_name, { label = "the stream, oldest of all consumers" }],
+          ]
+        }
+      },
+      {
+        type = "metric", x = 12, y = 0, width = 12, height = 6
+        properties = {
+          title  = "${local.stream_name}: GetRecords calls throttled, records read"
+          region = data.aws_region.current.name
+          stat   = "Sum"
+          period = 60
+          metrics = [
+            ["AWS/Kinesis", "ReadProvisionedThroughputExceeded", "StreamName", local.stream_name],
+            ["AWS/Kinesis", "GetRecords.Records", "StreamName", local.stream_name, { yAxis = "right" }],
+          ]
+        }
+      },
+    ]
+  })
 }
 
 # A part that collapsed into an existing object is work started more than once: a restart that
@@ -300,4 +368,10 @@ resource "aws_cloudwatch_metric_alarm" "collapsed" {
   threshold           = var.collapsed_parts_threshold
   treat_missing_data  = "notBreaching"
   alarm_actions       = [local.alarm_topic_arn]
+}
+
+# The alarm gained a count (var.metrics): it now reads the job's own metric.
+moved {
+  from = aws_cloudwatch_metric_alarm.stream_lag
+  to   = aws_cloudwatch_metric_alarm.stream_lag[0]
 }

@@ -38,7 +38,7 @@ data "aws_iam_policy_document" "task" {
   statement {
     sid       = "ListOwnPrefixes"
     actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.snapshots.arn]
+    resources = [local.bucket_arn]
     condition {
       test     = "StringLikeIfExists"
       variable = "s3:prefix"
@@ -51,7 +51,7 @@ data "aws_iam_policy_document" "task" {
   statement {
     sid       = "ListUploads"
     actions   = ["s3:ListBucketMultipartUploads"]
-    resources = [aws_s3_bucket.snapshots.arn]
+    resources = [local.bucket_arn]
   }
 
   statement {
@@ -62,7 +62,7 @@ data "aws_iam_policy_document" "task" {
       "s3:AbortMultipartUpload",
       "s3:ListMultipartUploadParts",
     ]
-    resources = ["${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*"]
+    resources = ["${local.bucket_arn}/${var.snapshot_prefix}*"]
   }
 
   # Never a part: only a staged copy once its part is published, and the progress log's old entries.
@@ -70,8 +70,8 @@ data "aws_iam_policy_document" "task" {
     sid     = "DeletePublishedStagingAndOldProgress"
     actions = ["s3:DeleteObject"]
     resources = [
-      "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}_staging/*",
-      "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_progress/*",
+      "${local.bucket_arn}/${var.snapshot_prefix}_staging/*",
+      "${local.bucket_arn}/${var.snapshot_prefix}*/_progress/*",
     ]
   }
 
@@ -84,7 +84,7 @@ data "aws_iam_policy_document" "task" {
       "s3:AbortMultipartUpload",
       "s3:ListMultipartUploadParts",
     ]
-    resources = ["${aws_s3_bucket.snapshots.arn}/${var.checkpoint_prefix}*"]
+    resources = ["${local.bucket_arn}/${var.checkpoint_prefix}*"]
   }
 
   statement {
@@ -96,7 +96,7 @@ data "aws_iam_policy_document" "task" {
       "kinesis:GetShardIterator",
       "kinesis:ListShards",
     ]
-    resources = [aws_kinesis_stream.events.arn]
+    resources = [local.stream_arn]
   }
 
   statement {
@@ -113,7 +113,23 @@ data "aws_iam_policy_document" "task" {
   statement {
     sid       = "OwnScaleInProtection"
     actions   = ["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"]
-    resources = ["arn:aws:ecs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:task/${var.name}/*"]
+    resources = ["arn:aws:ecs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:task/${local.cluster_name}/*"]
+  }
+
+  # ECS Exec (enable_execute_command): the agent in the task opens its channel through SSM
+  # Session Manager; these actions take no resource narrower than "*".
+  dynamic "statement" {
+    for_each = var.execute_command ? [1] : []
+    content {
+      sid = "EcsExec"
+      actions = [
+        "ssmmessages:CreateControlChannel",
+        "ssmmessages:CreateDataChannel",
+        "ssmmessages:OpenControlChannel",
+        "ssmmessages:OpenDataChannel",
+      ]
+      resources = ["*"]
+    }
   }
 
   # The metrics sidecar publishes Flink's metrics as embedded-metric-format log events.

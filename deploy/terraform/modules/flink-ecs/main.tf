@@ -1,9 +1,24 @@
 # Flink on ECS Fargate for the snapshot job: a JobManager service (one task) that submits or
 # resumes the job at start, and a TaskManager service (N tasks plus spares), found through Cloud Map.
+# The stream, the bucket and the ECS cluster are created here unless existing ones are given
+# (existing_stream_arn, existing_bucket, existing_cluster_name): a replay of job version N+1 runs
+# as a second instance of this module beside version N's, on N's stream, bucket and cluster.
 
 locals {
-  store_uri       = "s3://${aws_s3_bucket.snapshots.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
+  create_stream  = var.existing_stream_arn == ""
+  create_bucket  = var.existing_bucket == ""
+  create_cluster = var.existing_cluster_name == ""
+  stream_arn     = local.create_stream ? aws_kinesis_stream.events[0].arn : var.existing_stream_arn
+  # arn:aws:kinesis:REGION:ACCOUNT:stream/NAME
+  stream_name  = local.create_stream ? aws_kinesis_stream.events[0].name : element(split("/", var.existing_stream_arn), 1)
+  bucket       = local.create_bucket ? aws_s3_bucket.snapshots[0].bucket : var.existing_bucket
+  bucket_arn   = "arn:${data.aws_partition.current.partition}:s3:::${local.bucket}"
+  cluster_name = local.create_cluster ? aws_ecs_cluster.this[0].name : var.existing_cluster_name
+  cluster_arn  = "arn:${data.aws_partition.current.partition}:ecs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:cluster/${local.cluster_name}"
+
+  store_uri       = "s3://${local.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
   jobmanager_host = "jobmanager.${aws_service_discovery_private_dns_namespace.this.name}"
+  jobmanager_rest = "http://${local.jobmanager_host}:8081"
   alarm_topic_arn = var.alarm_topic_arn != "" ? var.alarm_topic_arn : aws_sns_topic.alarms[0].arn
   # A staged part's durable copy must outlive the longest outage the job can recover from: the
   # stream's retention (beyond it the unread records are gone anyway), plus a day.
@@ -13,11 +28,13 @@ locals {
   # state.checkpoints.dir to "$SNAPSHOTS_CHECKPOINT_BASE/jm-<incarnation>", so a JobManager never
   # subsumes (deletes) checkpoints another one wrote, and 'snapshots submit' resumes from the newest
   # retained checkpoint under any incarnation.
-  checkpoint_base = "s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}checkpoints"
+  checkpoint_base = "s3://${local.bucket}/${var.checkpoint_prefix}checkpoints"
   # The job's parallelism: the slots of the TaskManagers it needs, never the spares'.
   job_parallelism = var.taskmanager_count * var.taskmanager_slots
   # Without it a command-line JVM sizes its heap from the task's memory, not from cli_memory.
   cli_java_options = "-Xmx${var.cli_heap_mb}m"
+  # The job's own flags; SNAPSHOTS_JOB_ARGS of the JobManager, and what an operator's command names.
+  job_args = "--source kinesis --stream-arn ${local.stream_arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s --shard-poll-interval ${var.shard_poll_interval_ms}ms ${var.job_args}"
 
   # Memory of each task that Flink must leave to others: the metrics sidecar, the protect sidecar
   # (TaskManagers), and the 'snapshots submit' JVM inside the JobManager container. The rest, less
@@ -37,24 +54,37 @@ locals {
   # and no key is a prefix of another.
   flink_common_properties = [
     "jobmanager.rpc.address: ${local.jobmanager_host}",
-    "jobmanager.rpc.port: 6123",
-    "blob.server.port: 6124",
-    "taskmanager.rpc.port: 6122",
-    "taskmanager.data.port: 6121",
+    "jobmanager.rpc.port: ${local.ports.jobmanager_rpc}",
+    "blob.server.port: ${local.ports.blob}",
+    "taskmanager.rpc.port: ${local.ports.taskmanager_rpc}",
+    "taskmanager.data.port: ${local.ports.data}",
+    # Fixed, so the security group can open it: the JobManager asks every TaskManager's query
+    # service for the per-task metrics the web UI and REST API show (random by default, and then
+    # blocked, so those metrics stay empty).
+    "metrics.internal.query-service.port: ${local.ports.metrics_query}",
     "taskmanager.numberOfTaskSlots: ${var.taskmanager_slots}",
     "parallelism.default: ${local.job_parallelism}",
-    "state.savepoints.dir: s3://${aws_s3_bucket.snapshots.bucket}/${var.checkpoint_prefix}savepoints",
+    "state.savepoints.dir: s3://${local.bucket}/${var.checkpoint_prefix}savepoints",
     "state.checkpoints.num-retained: ${var.retained_checkpoints}",
     # Without ZooKeeper the JobManager resumes from retained checkpoints: keep them on cancel.
     "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
     "heartbeat.interval: 2000",
     "heartbeat.timeout: 15000",
+    # A TaskManager that has not registered with a JobManager for this long exits. A JobManager
+    # replacement (README, "JobManager replacement on Fargate") leaves them without one for up to
+    # its whole budget: twice that, so a routine deploy never costs every TaskManager.
+    "taskmanager.registration.timeout: ${local.taskmanager_registration_timeout_seconds}s",
     "restart-strategy.type: exponential-delay",
     # flink-s3-fs-presto (checkpoints, savepoints) defaults to EC2 instance credentials
     # (presto.s3.use-instance-credentials, which Flink mirrors from s3.*); Fargate has no instance
     # metadata. Off, it uses the AWS SDK's default chain, which reads the task role from the
     # container credentials endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI).
     "s3.use-instance-credentials: false",
+    # The regional endpoint (the presto filesystem's default is the global s3.amazonaws.com, which
+    # redirects requests for buckets outside us-east-1). Set as presto.s3.endpoint, not s3.endpoint:
+    # 'snapshots submit' reads s3.endpoint from the JobManager as a local S3 server's address and
+    # would then address AWS path-style; its own client takes the region from AWS_REGION.
+    "presto.s3.endpoint: https://s3.${data.aws_region.current.name}.${data.aws_partition.current.dns_suffix}",
     # Flink's Prometheus reporter, a plugin the official image ships in plugins/metrics-prometheus;
     # the metrics sidecar scrapes it on localhost only (the security group does not open 9249).
     "metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
@@ -83,9 +113,11 @@ locals {
 
 data "aws_region" "current" {}
 data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
 
 resource "aws_ecs_cluster" "this" {
-  name = var.name
+  count = local.create_cluster ? 1 : 0
+  name  = var.name
   setting {
     name  = "containerInsights"
     value = "enabled"
@@ -114,16 +146,34 @@ resource "aws_service_discovery_service" "jobmanager" {
   }
 }
 
+locals {
+  ports = {
+    data            = 6121
+    taskmanager_rpc = 6122
+    jobmanager_rpc  = 6123
+    blob            = 6124
+    metrics_query   = 6125
+    rest            = 8081
+  }
+}
+
+# Members talk to each other on Flink's ports, nothing else comes in. 8081 is Flink's REST API,
+# which runs any jar uploaded to it with the task role and has no authentication: it is open to
+# the cluster's own tasks (the one-off operator task among them) and, only if given, to the
+# security groups in operator_security_group_ids, never to an address range.
 resource "aws_security_group" "flink" {
   name        = "${var.name}-flink"
-  description = "JobManager and TaskManagers talk to each other; nothing else comes in."
+  description = "JobManager, TaskManagers and operator tasks talk to each other; nothing else comes in."
   vpc_id      = var.vpc_id
-  ingress {
-    description = "Flink RPC, blob server, data exchange and REST between the tasks of this cluster"
-    from_port   = 6121
-    to_port     = 8081
-    protocol    = "tcp"
-    self        = true
+  dynamic "ingress" {
+    for_each = local.ports
+    content {
+      description = "Flink ${ingress.key} between the tasks of this cluster"
+      from_port   = ingress.value
+      to_port     = ingress.value
+      protocol    = "tcp"
+      self        = true
+    }
   }
   egress {
     description = "S3, Kinesis, ECR, CloudWatch Logs (through VPC endpoints or a NAT gateway)"
@@ -133,6 +183,19 @@ resource "aws_security_group" "flink" {
     cidr_blocks = ["0.0.0.0/0"]
   }
   tags = var.tags
+}
+
+# Opt-in: a bastion's or a VPN's security group may reach the REST API and web UI. Whoever is in
+# it can run code as the job (upload a jar) and cancel the job; prefer the operator task.
+resource "aws_vpc_security_group_ingress_rule" "operator_rest" {
+  for_each                     = toset(var.operator_security_group_ids)
+  security_group_id            = aws_security_group.flink.id
+  description                  = "Flink REST API and web UI from an operator's security group (runs uploaded jars as the job)"
+  referenced_security_group_id = each.value
+  from_port                    = local.ports.rest
+  to_port                      = local.ports.rest
+  ip_protocol                  = "tcp"
+  tags                         = var.tags
 }
 
 locals {
@@ -195,6 +258,9 @@ locals {
     parts_divergent = "flink_taskmanager_job_task_operator_partsDivergent"
     store_retries   = "flink_taskmanager_job_task_operator_storeRetries"
     heap_used       = "flink_taskmanager_Status_JVM_Memory_Heap_Used"
+    # The Kinesis source's readers: how far behind the shard's tip their last GetRecords was, the
+    # largest over the reader's shards (this job's own view of the stream).
+    millis_behind_latest = "flink_taskmanager_job_task_operator_millisBehindLatest"
   }
   exported_metrics = values(local.flink_metrics)
   cloudwatch_agent_config = jsonencode({
@@ -240,20 +306,22 @@ locals {
     image     = var.image
     essential = true
     command   = ["jobmanager"]
-    environment = [
+    environment = concat([
       { name = "AWS_REGION", value = data.aws_region.current.name },
       { name = "FLINK_PROPERTIES", value = local.flink_properties.jobmanager },
       { name = "SNAPSHOTS_CHECKPOINT_BASE", value = local.checkpoint_base },
-      {
-        name  = "SNAPSHOTS_JOB_ARGS"
-        value = "--source kinesis --stream-arn ${aws_kinesis_stream.events.arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} ${var.job_args}"
-      },
+      { name = "SNAPSHOTS_JOB_ARGS", value = local.job_args },
       # For 'snapshots submit', which runs beside the JobManager in this container. HotSpot reads
       # it in every JVM, but the JobManager's own -Xmx (from its process size) comes later on its
       # command line and wins.
       { name = "JAVA_TOOL_OPTIONS", value = local.cli_java_options },
-    ]
-    portMappings = [for p in [6123, 6124, 8081] : { containerPort = p, protocol = "tcp" }]
+      ],
+      # Where a new job version starts while it has no checkpoint of its own (the entrypoint's
+      # 'submit --from-savepoint'); ignored once it has, so it may stay set after the bump. Left
+      # out when empty: ECS drops empty values, and the plan would show a change on every run.
+      var.from_savepoint == "" ? [] : [{ name = "SNAPSHOTS_FROM_SAVEPOINT", value = var.from_savepoint }],
+    )
+    portMappings = [for p in [local.ports.jobmanager_rpc, local.ports.blob, local.ports.rest] : { containerPort = p, protocol = "tcp" }]
     # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
     stopTimeout      = var.stop_timeout_seconds
     healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
@@ -344,7 +412,7 @@ resource "aws_ecs_task_definition" "flink" {
 resource "aws_ecs_service" "flink" {
   for_each        = local.tasks
   name            = "${var.name}-${each.key}"
-  cluster         = aws_ecs_cluster.this.id
+  cluster         = local.cluster_arn
   task_definition = aws_ecs_task_definition.flink[each.key].arn
   desired_count   = each.value.count
   launch_type     = "FARGATE"
@@ -368,8 +436,10 @@ resource "aws_ecs_service" "flink" {
       registry_arn = service_registries.value
     }
   }
-  propagate_tags = "SERVICE"
-  tags           = var.tags
+  # ECS Exec into a running task (aws ecs execute-command, output exec_command).
+  enable_execute_command = var.execute_command
+  propagate_tags         = "SERVICE"
+  tags                   = var.tags
 }
 
 resource "aws_cloudwatch_log_group" "flink" {
@@ -380,6 +450,7 @@ resource "aws_cloudwatch_log_group" "flink" {
 }
 
 resource "aws_kinesis_stream" "events" {
+  count            = local.create_stream ? 1 : 0
   name             = "${var.name}-events"
   shard_count      = var.kinesis_shard_count
   retention_period = var.kinesis_retention_hours
@@ -389,4 +460,14 @@ resource "aws_kinesis_stream" "events" {
     stream_mode = "PROVISIONED"
   }
   tags = var.tags
+}
+
+# The stream and the cluster gained a count (existing_stream_arn, existing_cluster_name).
+moved {
+  from = aws_kinesis_stream.events
+  to   = aws_kinesis_stream.events[0]
+}
+moved {
+  from = aws_ecs_cluster.this
+  to   = aws_ecs_cluster.this[0]
 }

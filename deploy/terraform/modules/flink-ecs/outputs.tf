@@ -1,10 +1,10 @@
 output "cluster_name" {
-  value = aws_ecs_cluster.this.name
+  value = local.cluster_name
 }
 
 output "bucket" {
   description = "The bucket holding snapshots (snapshot_prefix) and Flink state (checkpoint_prefix)."
-  value       = aws_s3_bucket.snapshots.bucket
+  value       = local.bucket
 }
 
 output "store_uri" {
@@ -13,7 +13,7 @@ output "store_uri" {
 }
 
 output "stream_arn" {
-  value = aws_kinesis_stream.events.arn
+  value = local.stream_arn
 }
 
 output "jobmanager_service" {
@@ -25,8 +25,8 @@ output "taskmanager_service" {
 }
 
 output "jobmanager_rest" {
-  description = "The JobManager's REST address inside the VPC (for snapshots upgrade / replay)."
-  value       = "http://${local.jobmanager_host}:8081"
+  description = "The JobManager's REST address inside the VPC: the --rest of the operator task's commands (savepoint, upgrade, replay)."
+  value       = local.jobmanager_rest
 }
 
 output "task_role_arn" {
@@ -55,4 +55,43 @@ output "checkpoint_base" {
 output "metric_namespace" {
   description = "The CloudWatch namespace of the job's metrics and alarms."
   value       = local.metric_namespace
+}
+
+output "operator_task_definition" {
+  description = "The one-off operator task: the job's image running the snapshots command line, with the task role, in the cluster's security group."
+  value       = aws_ecs_task_definition.operator.family
+}
+
+output "snapshots_function" {
+  description = "A shell function 'snapshots ARGS...' that runs one command line as the operator task, waits for it, prints its log and returns its exit status: eval \"$(terraform output -raw snapshots_function)\". Needs the AWS CLI and jq."
+  value       = <<-EOT
+    snapshots() {
+      local task status
+      task=$(${local.run_task} --overrides "$(jq -cn '{containerOverrides: [{name: "snapshots", command: $ARGS.positional}]}' --args -- "$@")") || return 2
+      # 'wait' gives up after 10 minutes; an audit of a large store may take longer (an hour here).
+      for _ in 1 2 3 4 5 6; do aws ecs wait tasks-stopped --cluster ${local.cluster_name} --tasks "$task" && break; done
+      aws logs get-log-events --log-group-name ${aws_cloudwatch_log_group.flink["jobmanager"].name} --log-stream-name "snapshots/snapshots/$${task##*/}" --start-from-head --query 'events[].[message]' --output text
+      status=$(aws ecs describe-tasks --cluster ${local.cluster_name} --tasks "$task" --query 'tasks[0].containers[0].exitCode' --output text)
+      [ "$status" = 0 ] || { echo "snapshots: the operator task $task exited $status" >&2; return "$${status/None/2}"; }
+    }
+  EOT
+}
+
+output "exec_command" {
+  description = "ECS Exec into the running JobManager (execute_command = true), for a shell beside it; the command line there is java -cp '/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar' dev.snapshots.cli.Cli."
+  value       = "aws ecs execute-command --cluster ${local.cluster_name} --container jobmanager --interactive --command bash --task $(aws ecs list-tasks --cluster ${local.cluster_name} --service-name ${aws_ecs_service.flink["jobmanager"].name} --query 'taskArns[0]' --output text)"
+}
+
+output "operator_policy_json" {
+  description = "An IAM policy for the operators' own role: run the operator task, follow it, read its log, ECS Exec."
+  value       = data.aws_iam_policy_document.operator.json
+}
+
+output "stream_name" {
+  value = local.stream_name
+}
+
+output "jobmanager_replacement_budget_seconds" {
+  description = "How long a JobManager replacement may keep the job down (README, \"JobManager replacement on Fargate\"); the job-not-running alarm waits longer."
+  value       = local.jobmanager_replacement_budget_seconds
 }

@@ -1,20 +1,26 @@
 # One bucket: snapshots under snapshot_prefix, Flink's checkpoints and savepoints under
 # checkpoint_prefix. Versioned, encrypted, private, TLS only, and write-once under snapshot_prefix.
+# With existing_bucket the module creates none of this: the bucket's owner (e.g. the module
+# instance of version N, when this one runs a replay beside it) keeps its settings, since a bucket
+# has one policy and one lifecycle configuration, which two instances would overwrite in turn.
 
 resource "aws_s3_bucket" "snapshots" {
+  count         = local.create_bucket ? 1 : 0
   bucket_prefix = "${var.name}-"
   tags          = var.tags
 }
 
 resource "aws_s3_bucket_versioning" "snapshots" {
-  bucket = aws_s3_bucket.snapshots.id
+  count  = local.create_bucket ? 1 : 0
+  bucket = aws_s3_bucket.snapshots[0].id
   versioning_configuration {
     status = "Enabled"
   }
 }
 
 resource "aws_s3_bucket_server_side_encryption_configuration" "snapshots" {
-  bucket = aws_s3_bucket.snapshots.id
+  count  = local.create_bucket ? 1 : 0
+  bucket = aws_s3_bucket.snapshots[0].id
   rule {
     apply_server_side_encryption_by_default {
       sse_algorithm = "aws:kms"
@@ -24,7 +30,8 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "snapshots" {
 }
 
 resource "aws_s3_bucket_public_access_block" "snapshots" {
-  bucket                  = aws_s3_bucket.snapshots.id
+  count                   = local.create_bucket ? 1 : 0
+  bucket                  = aws_s3_bucket.snapshots[0].id
   block_public_acls       = true
   block_public_policy     = true
   ignore_public_acls      = true
@@ -32,7 +39,8 @@ resource "aws_s3_bucket_public_access_block" "snapshots" {
 }
 
 resource "aws_s3_bucket_ownership_controls" "snapshots" {
-  bucket = aws_s3_bucket.snapshots.id
+  count  = local.create_bucket ? 1 : 0
+  bucket = aws_s3_bucket.snapshots[0].id
   rule {
     object_ownership = "BucketOwnerEnforced"
   }
@@ -42,23 +50,24 @@ locals {
   # What the sink writes under the snapshot prefix without If-None-Match: the staged copies (plain
   # PUTs, deleted once their part is published) and the two pointers, the completion pointer of a
   # job version and the version readers follow, rewritten in place with If-Match.
-  staged_copies = "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}_staging/*"
+  staged_copies = "${local.bucket_arn}/${var.snapshot_prefix}_staging/*"
   pointers = [
-    "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_progress.json",
-    "${aws_s3_bucket.snapshots.arn}/${var.snapshot_prefix}*/_current.json",
+    "${local.bucket_arn}/${var.snapshot_prefix}*/_progress.json",
+    "${local.bucket_arn}/${var.snapshot_prefix}*/_current.json",
   ]
   # Flink's checkpoints and savepoints: written and overwritten without conditions, their own prefix.
-  flink_state = "${aws_s3_bucket.snapshots.arn}/${var.checkpoint_prefix}*"
+  flink_state = "${local.bucket_arn}/${var.checkpoint_prefix}*"
 }
 
 data "aws_iam_policy_document" "bucket" {
+  count = local.create_bucket ? 1 : 0
   statement {
     sid     = "DenyInsecureTransport"
     effect  = "Deny"
     actions = ["s3:*"]
     resources = [
-      aws_s3_bucket.snapshots.arn,
-      "${aws_s3_bucket.snapshots.arn}/*",
+      local.bucket_arn,
+      "${local.bucket_arn}/*",
     ]
     principals {
       type        = "*"
@@ -136,13 +145,15 @@ moved {
 }
 
 resource "aws_s3_bucket_policy" "snapshots" {
-  bucket     = aws_s3_bucket.snapshots.id
-  policy     = data.aws_iam_policy_document.bucket.json
+  count      = local.create_bucket ? 1 : 0
+  bucket     = aws_s3_bucket.snapshots[0].id
+  policy     = data.aws_iam_policy_document.bucket[0].json
   depends_on = [aws_s3_bucket_public_access_block.snapshots]
 }
 
 resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
-  bucket     = aws_s3_bucket.snapshots.id
+  count      = local.create_bucket ? 1 : 0
+  bucket     = aws_s3_bucket.snapshots[0].id
   depends_on = [aws_s3_bucket_versioning.snapshots]
 
   # A writer that died between staging a part and its checkpoint leaves a multipart upload behind.
@@ -241,4 +252,34 @@ resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
       error_message = "expire_prefix would expire snapshots (only their _deadletter/ may expire); set allow_snapshot_expiry = true if that is really meant."
     }
   }
+}
+
+# The resources above gained a count (existing_bucket); state written before keeps its place.
+moved {
+  from = aws_s3_bucket.snapshots
+  to   = aws_s3_bucket.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_versioning.snapshots
+  to   = aws_s3_bucket_versioning.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_server_side_encryption_configuration.snapshots
+  to   = aws_s3_bucket_server_side_encryption_configuration.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_public_access_block.snapshots
+  to   = aws_s3_bucket_public_access_block.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_ownership_controls.snapshots
+  to   = aws_s3_bucket_ownership_controls.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_policy.snapshots
+  to   = aws_s3_bucket_policy.snapshots[0]
+}
+moved {
+  from = aws_s3_bucket_lifecycle_configuration.snapshots
+  to   = aws_s3_bucket_lifecycle_configuration.snapshots[0]
 }

@@ -23,9 +23,33 @@ variable "image" {
 }
 
 variable "job_args" {
-  description = "Extra job flags (snapshots run --help); --source, --stream-arn, --store and --region are set by the module."
+  description = "Extra job flags (snapshots run --help), e.g. \"--buckets 4\"; --source, --stream-arn, --store, --region, --pipeline, --job-version, --checkpoint-interval and --shard-poll-interval are set by the module."
   type        = string
-  default     = "--checkpoint-interval 10s"
+  default     = ""
+  validation {
+    condition     = length(regexall("--(source|stream-arn|store|region|pipeline|job-version|checkpoint-interval|shard-poll-interval)\\b", var.job_args)) == 0
+    error_message = "job_args must not set a flag the module sets itself (use its variable: pipeline, job_version, checkpoint_interval_seconds, shard_poll_interval_ms)."
+  }
+}
+
+variable "checkpoint_interval_seconds" {
+  description = "The job's checkpoint interval (--checkpoint-interval). A JobManager's 'snapshots submit' waits three of them (at least 10 s) before it resumes, so it is part of every JobManager replacement."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.checkpoint_interval_seconds >= 1
+    error_message = "checkpoint_interval_seconds must be at least 1."
+  }
+}
+
+variable "shard_poll_interval_ms" {
+  description = "How often the job's source calls GetRecords on each shard at most (--shard-poll-interval). Kinesis allows 5 calls per second per shard, shared by every consumer: the sum of 1000 / interval over the consumers (version N, a replay beside it) must stay within 5. 200 alone; 400 each for two."
+  type        = number
+  default     = 200
+  validation {
+    condition     = var.shard_poll_interval_ms >= 200
+    error_message = "shard_poll_interval_ms must be at least 200: Kinesis allows 5 GetRecords calls per second per shard."
+  }
 }
 
 variable "pipeline" {
@@ -35,9 +59,81 @@ variable "pipeline" {
 }
 
 variable "job_version" {
-  description = "Job version the JobManager submits; bump it (with a savepoint) to replay history into v=N+1."
+  description = "Job version the JobManager submits; bump it (with from_savepoint) to start v=N+1 from version N's state (README, runbook)."
   type        = number
   default     = 1
+}
+
+variable "from_savepoint" {
+  description = "Savepoint a job version starts from while it has no checkpoint of its own (SNAPSHOTS_FROM_SAVEPOINT; 'snapshots savepoint' prints one). Empty: a new version starts at the stream's trim horizon with empty state. Ignored once the version has checkpoints."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.from_savepoint == "" || startswith(var.from_savepoint, "s3://")
+    error_message = "from_savepoint must be an s3:// path (what 'snapshots savepoint' prints), or empty."
+  }
+}
+
+variable "existing_stream_arn" {
+  description = "Read this Kinesis stream instead of creating one (e.g. version N's, for a replay beside it). Its consumers share its GetRecords budget (shard_poll_interval_ms)."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.existing_stream_arn == "" || can(regex("^arn:[^:]+:kinesis:[^:]+:[0-9]+:stream/.+$", var.existing_stream_arn))
+    error_message = "existing_stream_arn must be a Kinesis stream ARN (arn:aws:kinesis:REGION:ACCOUNT:stream/NAME), or empty."
+  }
+}
+
+variable "existing_bucket" {
+  description = "Write to this bucket instead of creating one. The module then manages none of its settings: it must have what the module would give it (versioning, the write-once policy, the lifecycle rules; README)."
+  type        = string
+  default     = ""
+}
+
+variable "existing_cluster_name" {
+  description = "Run the services in this ECS cluster instead of creating one."
+  type        = string
+  default     = ""
+}
+
+variable "execute_command" {
+  description = "ECS Exec into the tasks (aws ecs execute-command; output exec_command)."
+  type        = bool
+  default     = true
+}
+
+variable "operator_security_group_ids" {
+  description = "Security groups (a bastion's, a VPN's) allowed to reach the JobManager's REST API and web UI on 8081. Empty by default: that API runs any uploaded jar with the task role and has no authentication. Prefer the operator task (output snapshots_function)."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for id in var.operator_security_group_ids : startswith(id, "sg-")])
+    error_message = "operator_security_group_ids takes security group ids (sg-...), never address ranges."
+  }
+}
+
+variable "operator_memory" {
+  description = "Memory (MiB) of the one-off operator task (audit, savepoint, promote ...); its heap is this less 256."
+  type        = number
+  default     = 2048
+  validation {
+    condition     = contains([1024, 2048, 3072, 4096], var.operator_memory)
+    error_message = "operator_memory must be 1024, 2048, 3072 or 4096 (Fargate's sizes for 0.5 vCPU)."
+  }
+}
+
+variable "jobmanager_replacement_seconds" {
+  description = "The JobManager replacement budget's parts (README, \"JobManager replacement on Fargate\", gives each one's source); the quiet wait of 'snapshots submit' is added from checkpoint_interval_seconds. The job-not-running alarm and taskmanager.registration.timeout follow from the sum. Raise a part you measured longer (a bigger image pulls longer)."
+  type = object({
+    old_jobmanager_stop = optional(number, 60)
+    task_start          = optional(number, 60)
+    image_pull          = optional(number, 60)
+    jvm_start           = optional(number, 15)
+    service_discovery   = optional(number, 25)
+    submit_and_upload   = optional(number, 15)
+    restore             = optional(number, 30)
+  })
+  default = {}
 }
 
 variable "taskmanager_count" {
@@ -183,9 +279,13 @@ variable "metrics" {
 }
 
 variable "cloudwatch_agent_image" {
-  description = "The CloudWatch agent image of the metrics sidecar. Tasks without internet access (VPC endpoints only) need a copy in ECR, e.g. through a pull-through cache (examples/complete does this)."
+  description = "The CloudWatch agent image of the metrics sidecar, pinned to a version tag or a digest: a moving tag changes the sidecar under a running deployment. Tasks without internet access (VPC endpoints only) need a copy in ECR, e.g. through a pull-through cache (examples/complete does this)."
   type        = string
-  default     = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:latest"
+  default     = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:1.300062.0b1304"
+  validation {
+    condition     = can(regex("(@sha256:[0-9a-f]{64}|:[0-9]+\\.[0-9][^:/@]*)$", var.cloudwatch_agent_image))
+    error_message = "cloudwatch_agent_image must be pinned: a version tag (…:1.300062.0b1304) or a digest (…@sha256:…), not latest or no tag."
+  }
 }
 
 variable "metrics_agent_memory" {
@@ -195,9 +295,9 @@ variable "metrics_agent_memory" {
 }
 
 variable "job_down_alarm_minutes" {
-  description = "Alarm when the job has not been RUNNING (or the JobManager has reported nothing) for this many consecutive minutes."
+  description = "Alarm when the job has not been RUNNING (or the JobManager has reported nothing) for this many consecutive minutes. Unset: the JobManager replacement budget in whole minutes, plus one (6 with the defaults); a value within the budget is refused."
   type        = number
-  default     = 3
+  default     = null
 }
 
 variable "restart_alarm_minutes" {
@@ -221,8 +321,8 @@ variable "checkpoint_alarm_minutes" {
   type        = number
   default     = 10
   validation {
-    condition     = var.checkpoint_alarm_minutes >= 2
-    error_message = "checkpoint_alarm_minutes must be at least 2."
+    condition     = var.checkpoint_alarm_minutes >= 2 && var.checkpoint_alarm_minutes * 60 >= 3 * var.checkpoint_interval_seconds
+    error_message = "checkpoint_alarm_minutes must be at least 2, and at least three checkpoint intervals (checkpoint_interval_seconds)."
   }
 }
 

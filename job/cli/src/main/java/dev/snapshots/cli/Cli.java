@@ -48,13 +48,21 @@ public final class Cli {
                         "audit STORE_URI [--endpoint URL] [--json]     exit 0 clean, 1 findings, 2 could not scan",
                         Audit.USAGE,
                         Audit::run));
-        for (String op : List.of("submit", "upgrade", "replay", "promote", "release")) {
+        commands.put(
+                "ddl",
+                new Command(
+                        "ddl STORE_URI --pipeline P --job-version N     the Athena / Glue table of a"
+                                + " version, partitions projected",
+                        Ddl.USAGE,
+                        Ddl::run));
+        for (String op :
+                List.of("submit", "upgrade", "replay", "promote", "release", "savepoint")) {
             commands.put(
                     op,
                     new Command(
                             op.equals("submit")
-                                    ? "submit | upgrade | replay | promote | release   run and operate the job on"
-                                            + " a Flink cluster (local or ECS)"
+                                    ? "submit | upgrade | replay | promote | release | savepoint   run and operate"
+                                            + " the job on a Flink cluster (local or ECS)"
                                     : null,
                             JobLifecycle.USAGE,
                             (args, out) -> JobLifecycle.run(op, args, out, rolls)));

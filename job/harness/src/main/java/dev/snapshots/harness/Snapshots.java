@@ -8,6 +8,8 @@ import dev.snapshots.harness.chaos.Chaos;
 import dev.snapshots.harness.cluster.LocalCluster;
 import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.config.JobConfig;
+import dev.snapshots.job.sql.SqlJob;
+import dev.snapshots.job.sql.SqlScript;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -43,8 +45,17 @@ public final class Snapshots {
         commands.put(
                 "run",
                 new Command(
-                        "run [job flags]                          run the job embedded against real endpoints (Kinesis, S3)",
-                        "usage: snapshots run [job flags]\n\njob flags:\n" + JobConfig.usage(),
+                        "run [job flags] | run --sql FILE         run the job, or a SQL script, embedded against real"
+                                + " endpoints (Kinesis, S3)",
+                        "usage: snapshots run [job flags]\n"
+                                + "       snapshots run --sql FILE\n\n"
+                                + "  --sql FILE  a pipeline in Flink SQL: CREATE TABLE, CREATE VIEW and SET 'key' ="
+                                + " 'value'\n"
+                                + "              statements and one INSERT INTO a 'canonical-snapshots' table; it"
+                                + " ends when\n"
+                                + "              its sources end, or on Ctrl-C (README: SQL first)\n\n"
+                                + "job flags:\n"
+                                + JobConfig.usage(),
                         Snapshots::runEmbedded));
         Map<String, JobLifecycle.Roll> rolls =
                 Map.of(
@@ -79,6 +90,9 @@ public final class Snapshots {
     }
 
     private static int runEmbedded(String[] args, PrintStream out) throws Exception {
+        if (args.length > 0 && args[0].equals("--sql")) {
+            return runSql(args, out);
+        }
         JobConfig config = JobConfig.parse(args);
         out.printf(
                 "running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n",
@@ -88,6 +102,20 @@ public final class Snapshots {
                 config.store(),
                 "the store's _progress.json");
         SnapshotJob.start(SnapshotJob.embedded(), config).getJobExecutionResult().get();
+        return 0;
+    }
+
+    private static int runSql(String[] args, PrintStream out) throws Exception {
+        if (args.length != 2) {
+            throw new IllegalArgumentException("run --sql takes one script file, and no job flags");
+        }
+        Path file = Path.of(args[1]);
+        SqlScript script = SqlJob.read(file);
+        out.printf(
+                "running %s (%d statements) embedded (Ctrl-C stops it)%n",
+                file, script.statements().size());
+        SqlJob.await(SqlJob.start(SnapshotJob.embedded(), script, SqlJob.name(file)));
+        out.printf("%s: done, its sources ended%n", file);
         return 0;
     }
 }

@@ -9,10 +9,10 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * Dependencies point one way: harness → cli → pipeline → sink. Maven's module graph already refuses
- * a dependency back up (it would be a cycle); this also catches a class put in the wrong module
- * under another's package, and the sink's core reaching for the S3 store it must only find by
- * scheme. Every module's main classes are on this module's test classpath.
+ * Dependencies point one way: harness → cli → pipeline → table sink → sink. Maven's module graph
+ * already refuses a dependency back up (it would be a cycle); this also catches a class put in the
+ * wrong module under another's package, and the sink's core reaching for the S3 store it must only
+ * find by scheme. Every module's main classes are on this module's test classpath.
  */
 @AnalyzeClasses(
         packages = "dev.snapshots",
@@ -39,6 +39,8 @@ class ArchitectureTest {
                             "dev.snapshots.store")
                     .layer("s3 store")
                     .definedBy("dev.snapshots.store.s3..")
+                    .layer("table sink")
+                    .definedBy("dev.snapshots.table..")
                     .layer("test kit")
                     .definedBy("dev.snapshots.testkit..")
                     .layer("pipeline")
@@ -57,7 +59,9 @@ class ArchitectureTest {
                     .mayOnlyBeAccessedByLayers("harness")
                     .whereLayer("s3 store")
                     .mayOnlyBeAccessedByLayers("harness")
+                    .whereLayer("table sink")
+                    .mayOnlyBeAccessedByLayers("pipeline", "cli", "harness")
                     .whereLayer("sink")
                     .mayOnlyBeAccessedByLayers(
-                            "s3 store", "test kit", "pipeline", "cli", "harness");
+                            "s3 store", "table sink", "test kit", "pipeline", "cli", "harness");
 }

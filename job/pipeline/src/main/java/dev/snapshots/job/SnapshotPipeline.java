@@ -73,15 +73,27 @@ public final class SnapshotPipeline {
      * an assembling window with the first release's hash bucketing.
      */
     public static void writeSnapshots(JobConfig config, DataStream<WindowAggregate> aggregates) {
-        CanonicalSnapshotSink<WindowAggregate> snapshots =
-                sink(config, new WindowAggregate.Format(), config.buckets())
-                        .bucketing(config.bucketing())
-                        .build();
+        CanonicalSnapshotSink<WindowAggregate> snapshots = snapshotSink(config);
         if (config.bucketing() == Bucketing.KEY_GROUPS) {
             snapshots.writeWindows(aggregates);
         } else {
             snapshots.assemble(aggregates);
         }
+    }
+
+    /**
+     * What the job's sinks check as it is built, now: see {@link CanonicalSnapshotSink#check}. A
+     * deploy tool runs it before it stops the running version.
+     */
+    public static void check(JobConfig config) {
+        snapshotSink(config).check(MAX_PARALLELISM);
+        sink(config, new DeadLetter.Format(), 1).deadLetters().build().check(MAX_PARALLELISM);
+    }
+
+    private static CanonicalSnapshotSink<WindowAggregate> snapshotSink(JobConfig config) {
+        return sink(config, new WindowAggregate.Format(), config.buckets())
+                .bucketing(config.bucketing())
+                .build();
     }
 
     public static Streams streams(JobConfig config, DataStream<Ingested> judged) {

@@ -135,7 +135,7 @@ public final class Sources {
                         aws,
                         c.get(JobOptions.INITIAL_POSITION),
                         c.get(JobOptions.SHARD_DISCOVERY),
-                        KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL,
+                        c.get(JobOptions.SHARD_POLL_INTERVAL),
                         assignmentSeed);
         return env.fromSource(
                         new KinesisShardSource<>(

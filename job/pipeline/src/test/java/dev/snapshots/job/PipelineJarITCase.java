@@ -2,6 +2,7 @@ package dev.snapshots.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -38,7 +39,24 @@ class PipelineJarITCase {
                         "dev/snapshots/job/SnapshotJob.class",
                         "dev/snapshots/sink/SnapshotWriter.class",
                         "dev/snapshots/store/s3/S3ObjectStore.class",
-                        "dev/snapshots/job/source/kinesis/KinesisShardSource.class");
+                        "dev/snapshots/job/source/kinesis/KinesisShardSource.class",
+                        "dev/snapshots/job/sql/SqlJob.class",
+                        "dev/snapshots/table/CanonicalSnapshotsTableFactory.class");
+        try (JarFile file = new JarFile(jar.toFile())) {
+            assertThat(
+                            new String(
+                                    file.getInputStream(
+                                                    file.getEntry(
+                                                            "META-INF/services/org.apache.flink"
+                                                                    + ".table.factories.Factory"))
+                                            .readAllBytes(),
+                                    StandardCharsets.UTF_8))
+                    .as("Flink SQL finds the connector in the jar")
+                    .contains("dev.snapshots.table.CanonicalSnapshotsTableFactory");
+        }
+        assertThat(entries)
+                .as("Flink's SQL, which a Flink distribution's lib/ holds")
+                .noneMatch(n -> n.startsWith("org/apache/flink/table/"));
         assertThat(entries)
                 .as("the command line, the harness, the test kit")
                 .noneMatch(

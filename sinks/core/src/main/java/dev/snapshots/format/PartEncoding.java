@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
@@ -30,8 +31,9 @@ import org.apache.flink.formats.parquet.ParquetBuilder;
 import org.apache.flink.formats.parquet.ParquetWriterFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.avro.AvroParquetReader;
-import org.apache.parquet.avro.AvroParquetWriter;
 import org.apache.parquet.avro.AvroSchemaConverter;
+import org.apache.parquet.avro.AvroWriteSupport;
+import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.ParquetReader;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.api.WriteSupport;
@@ -39,8 +41,11 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
+import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
+import org.apache.parquet.schema.Type;
+import org.apache.parquet.schema.Types;
 
 /**
  * Encodes a sorted part as Parquet (through flink-parquet) and computes its content fingerprint.
@@ -205,14 +210,82 @@ public final class PartEncoding {
         String schemaJson = schema.toString();
         ParquetBuilder<GenericRecord> builder =
                 out ->
-                        AvroParquetWriter.<GenericRecord>builder(out)
-                                .withSchema(new Schema.Parser().parse(schemaJson))
-                                .withDataModel(GenericData.get())
+                        new RecordParquetBuilder(out, new Schema.Parser().parse(schemaJson))
                                 .withCompressionCodec(CompressionCodecName.SNAPPY)
                                 .withDictionaryEncoding(false)
                                 .withConf(hadoopConf())
                                 .build();
         return new ParquetWriterFactory<>(builder);
+    }
+
+    /**
+     * The Avro schema a part was written with, from its footer: an empty part has one too. What a
+     * reader's table declares ({@code snapshots ddl}).
+     */
+    public static Schema schema(byte[] parquet) throws IOException {
+        try (ParquetFileReader reader = ParquetFileReader.open(new ParquetBytes(parquet))) {
+            String avro =
+                    reader.getFooter().getFileMetaData().getKeyValueMetaData().get(AVRO_SCHEMA_KEY);
+            return avro != null
+                    ? new Schema.Parser().parse(avro)
+                    : new AvroSchemaConverter(hadoopConf())
+                            .convert(reader.getFooter().getFileMetaData().getSchema());
+        }
+    }
+
+    /**
+     * parquet-avro's writer of records, with the file schema of {@link #fileSchema}: what {@code
+     * AvroParquetWriter} builds (its builder cannot be given another file schema).
+     */
+    private static final class RecordParquetBuilder
+            extends ParquetWriter.Builder<GenericRecord, RecordParquetBuilder> {
+        private final Schema schema;
+
+        RecordParquetBuilder(OutputFile file, Schema schema) {
+            super(file);
+            this.schema = schema;
+        }
+
+        @Override
+        protected RecordParquetBuilder self() {
+            return this;
+        }
+
+        @Override
+        protected WriteSupport<GenericRecord> getWriteSupport(Configuration conf) {
+            return new AvroWriteSupport<>(fileSchema(schema), schema, GenericData.get());
+        }
+    }
+
+    /**
+     * The Parquet schema parquet-avro gives a record schema, where a top-level field of Avro's
+     * {@code local-timestamp-millis} becomes a timestamp not adjusted to UTC. parquet-avro 1.13
+     * knows only the UTC one and writes a local timestamp as a bare int64, which readers (DuckDB,
+     * Athena) show as a number: a SQL {@code TIMESTAMP(3)} column must read back as a timestamp.
+     */
+    static MessageType fileSchema(Schema schema) {
+        MessageType converted = new AvroSchemaConverter(hadoopConf()).convert(schema);
+        List<Type> fields = new ArrayList<>();
+        for (Schema.Field field : schema.getFields()) {
+            Type type = converted.getType(field.name());
+            fields.add(
+                    isLocalTimestampMillis(field.schema())
+                            ? Types.primitive(PrimitiveTypeName.INT64, type.getRepetition())
+                                    .as(
+                                            LogicalTypeAnnotation.timestampType(
+                                                    false, LogicalTypeAnnotation.TimeUnit.MILLIS))
+                                    .named(field.name())
+                            : type);
+        }
+        return new MessageType(converted.getName(), fields);
+    }
+
+    /** The field's type, or the non-null branch of a nullable one, is a local timestamp. */
+    private static boolean isLocalTimestampMillis(Schema schema) {
+        if (schema.getType() == Schema.Type.UNION) {
+            return schema.getTypes().stream().anyMatch(PartEncoding::isLocalTimestampMillis);
+        }
+        return schema.getLogicalType() instanceof LogicalTypes.LocalTimestampMillis;
     }
 
     /** The records of a Parquet part, read with parquet-avro's reader. */

@@ -159,6 +159,18 @@ public final class CanonicalSnapshotSink<T>
                 .uid(config.sinkUid());
     }
 
+    /**
+     * Checks now, outside any job, what {@link #writeWindows} and {@link #assemble} check as they
+     * build it: for a deploy tool that must refuse a new version before it stops the running one.
+     *
+     * @param maxParallelism the max parallelism the buckets are laid out over, as the job sets it
+     * @throws IllegalStateException if the store or the job version's identity refuses
+     */
+    public void check(int maxParallelism) {
+        Preflight.atBuild(
+                config, config.maxParallelism() > 0 ? config.maxParallelism() : maxParallelism);
+    }
+
     private int maxParallelism(DataStream<T> windowResults) {
         if (config.maxParallelism() > 0) {
             return config.maxParallelism();

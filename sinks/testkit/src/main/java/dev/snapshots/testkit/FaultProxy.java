@@ -1,5 +1,6 @@
 package dev.snapshots.testkit;
 
+import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -26,9 +27,11 @@ import org.apache.flink.annotation.PublicEvolving;
 /**
  * An HTTP proxy on 127.0.0.1 between the AWS SDK and S3Proxy that injects the failures a real S3
  * produces but a local server will not: 409 ConditionalRequestConflict on conditional writes (after
- * which, as on S3, an upload whose completion got it is gone), 503 SlowDown, 500 InternalError,
- * added latency, and connections dropped after the request was carried out (so the write happened
- * but the client never heard). Seeded, so a run repeats.
+ * which, as on S3, an upload whose completion got it is gone), 503 SlowDown, 500 InternalError, 400
+ * RequestTimeout, 400 ExpiredToken, 403 RequestTimeTooSkewed, an InternalError inside a 200 answer
+ * to CompleteMultipartUpload or a copy, added latency, and connections dropped after the request
+ * was carried out (so the write happened but the client never heard). Error answers are S3's: the
+ * status, and an XML Error document with its Code and Message. Seeded, so a run repeats.
  *
  * <p>Shipped with the library so you can run your own job against a misbehaving S3; the tests and
  * {@code snapshots chaos} use it the same way. Only faults sit here, never logic of the sink.
@@ -36,11 +39,50 @@ import org.apache.flink.annotation.PublicEvolving;
 @PublicEvolving
 public final class FaultProxy implements AutoCloseable {
     public enum Fault {
-        CONFLICT_409,
-        SLOW_DOWN_503,
-        INTERNAL_500,
+        /** To conditional writes only. */
+        CONFLICT_409(409, "ConditionalRequestConflict", "A conflicting operation occurred."),
+        SLOW_DOWN_503(503, "SlowDown", "Please reduce your request rate."),
+        INTERNAL_500(500, "InternalError", "We encountered an internal error. Please try again."),
+        /** S3 stopped waiting for the request's body: to requests that carry one. */
+        REQUEST_TIMEOUT_400(
+                400,
+                "RequestTimeout",
+                "Your socket connection to the server was not read from or written to within the"
+                        + " timeout period. Idle connections will be closed."),
+        /** The session token that signed the request expired. */
+        EXPIRED_TOKEN_400(400, "ExpiredToken", "The provided token has expired."),
+        /** The client's clock is more than 15 minutes off S3's. */
+        TIME_SKEWED_403(
+                403,
+                "RequestTimeTooSkewed",
+                "The difference between the request time and the current time is too large."),
+        /**
+         * CompleteMultipartUpload failing after S3 sent 200 OK: the Error document is the 200's
+         * body. Not forwarded, so the upload stays as it was: the failure S3 reports, without the
+         * doubt of a write that may have happened (which is {@link #DROP_AFTER_FORWARD}'s).
+         */
+        COMPLETE_INTERNAL_200(
+                200, "InternalError", "We encountered an internal error. Please try again."),
+        /** As {@link #COMPLETE_INTERNAL_200}, to UploadPartCopy and CopyObject. */
+        COPY_INTERNAL_200(
+                200, "InternalError", "We encountered an internal error. Please try again."),
         LATENCY,
-        DROP_AFTER_FORWARD
+        DROP_AFTER_FORWARD;
+
+        private final int status;
+        private final String code;
+        private final String message;
+
+        Fault(int status, String code, String message) {
+            this.status = status;
+            this.code = code;
+            this.message = message;
+        }
+
+        /** A fault that changes how the request is carried out, not what S3 answers. */
+        Fault() {
+            this(0, null, null);
+        }
     }
 
     private static final Set<String> HOP_HEADERS =
@@ -66,8 +108,12 @@ public final class FaultProxy implements AutoCloseable {
     private volatile double rate;
     private volatile Set<Fault> faults = EnumSet.noneOf(Fault.class);
     private volatile long outageUntilNanos;
-    private final AtomicInteger forcedRemaining = new AtomicInteger();
-    private volatile Fault forced;
+    // What failNext or failOneRequest asked for, guarded by this.
+    private Fault forced;
+    private int forcedRemaining;
+    private String forcedMethod; // null: any request the fault applies to
+    private int forcedSkip; // requests of forcedMethod the fault applies to, let pass first
+    private String forcedRequest; // failOneRequest's request, once it came: method and URI
     private volatile Runnable beforeForcedReply = () -> {};
     private volatile boolean stripConditions;
 
@@ -112,10 +158,57 @@ public final class FaultProxy implements AutoCloseable {
      * did.
      */
     public FaultProxy failNext(Fault fault, int count, Runnable meanwhile) {
+        return force(fault, count, null, 0, meanwhile);
+    }
+
+    /**
+     * Injects {@code fault} into the first request of this HTTP method it applies to (a PUT, say,
+     * and not the GET a writer starts with), and into the attempts at that same request (method and
+     * URI) that follow, {@code times} in all: a request S3 keeps failing, past the client's own
+     * immediate retry. Every other request passes.
+     */
+    public FaultProxy failOneRequest(Fault fault, String method, int times) {
+        return failOneRequest(fault, method, 0, times);
+    }
+
+    /**
+     * As {@link #failOneRequest(Fault, String, int)}, letting the first {@code skip} requests of
+     * that method the fault applies to pass: the second completion of an upload, say.
+     */
+    public FaultProxy failOneRequest(Fault fault, String method, int skip, int times) {
+        return force(fault, times, method, skip, () -> {});
+    }
+
+    private synchronized FaultProxy force(
+            Fault fault, int count, String method, int skip, Runnable meanwhile) {
         beforeForcedReply = meanwhile;
+        forcedSkip = skip;
         forced = fault;
-        forcedRemaining.set(count);
+        forcedRemaining = count;
+        forcedMethod = method;
+        forcedRequest = null;
         return this;
+    }
+
+    /** The fault failNext or failOneRequest asked for, if this request is to take it. */
+    private synchronized Fault takeForced(HttpExchange exchange, byte[] body) {
+        if (forced == null || forcedRemaining <= 0 || !appliesTo(forced, exchange, body)) {
+            return null;
+        }
+        if (forcedMethod != null) {
+            String request = exchange.getRequestMethod() + " " + exchange.getRequestURI();
+            if (!exchange.getRequestMethod().equals(forcedMethod)
+                    || (forcedRequest != null && !forcedRequest.equals(request))) {
+                return null;
+            }
+            if (forcedSkip > 0) {
+                forcedSkip--;
+                return null;
+            }
+            forcedRequest = request;
+        }
+        forcedRemaining--;
+        return forced;
     }
 
     /**
@@ -164,32 +257,21 @@ public final class FaultProxy implements AutoCloseable {
             byte[] body = exchange.getRequestBody().readAllBytes();
             if (System.nanoTime() < outageUntilNanos) {
                 injected.get(Fault.SLOW_DOWN_503).incrementAndGet();
-                error(exchange, 503, "SlowDown", "Please reduce your request rate.");
+                error(exchange, Fault.SLOW_DOWN_503);
                 return;
             }
-            Fault fault = pick(exchange);
+            Fault fault = pick(exchange, body);
             if (fault != null) {
                 injected.get(fault).incrementAndGet();
             }
             if (fault == Fault.CONFLICT_409) {
                 dropUploadIfCompleting(exchange);
-                error(
-                        exchange,
-                        409,
-                        "ConditionalRequestConflict",
-                        "A conflicting operation occurred.");
+            }
+            if (fault != null && fault.code != null) {
+                error(exchange, fault);
                 return;
-            } else if (fault == Fault.SLOW_DOWN_503) {
-                error(exchange, 503, "SlowDown", "Please reduce your request rate.");
-                return;
-            } else if (fault == Fault.INTERNAL_500) {
-                error(
-                        exchange,
-                        500,
-                        "InternalError",
-                        "We encountered an internal error. Please try again.");
-                return;
-            } else if (fault == Fault.LATENCY) {
+            }
+            if (fault == Fault.LATENCY) {
                 Thread.sleep(200 + nextInt(800));
             }
             HttpResponse<byte[]> response = forward(exchange, body);
@@ -225,15 +307,10 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    private Fault pick(HttpExchange exchange) {
-        boolean conditional =
-                exchange.getRequestHeaders().containsKey("If-None-Match")
-                        || exchange.getRequestHeaders().containsKey("If-Match");
-        Fault once = forced;
-        if (once != null
-                && (once != Fault.CONFLICT_409 || conditional)
-                && forcedRemaining.getAndDecrement() > 0) {
-            beforeForcedReply.run();
+    private Fault pick(HttpExchange exchange, byte[] body) {
+        Fault once = takeForced(exchange, body);
+        if (once != null) {
+            beforeForcedReply.run(); // unlocked: it may send requests through this proxy
             return once;
         }
         Set<Fault> enabled = faults;
@@ -241,14 +318,34 @@ public final class FaultProxy implements AutoCloseable {
             return null;
         }
         List<Fault> candidates =
-                enabled.stream()
-                        .filter(
-                                f ->
-                                        f != Fault.CONFLICT_409
-                                                || conditional) // S3 answers 409 only to
-                        // conditional writes
-                        .toList();
+                enabled.stream().filter(f -> appliesTo(f, exchange, body)).toList();
         return candidates.isEmpty() ? null : candidates.get(nextInt(candidates.size()));
+    }
+
+    /** Whether S3 could answer this request with {@code fault}. */
+    private static boolean appliesTo(Fault fault, HttpExchange exchange, byte[] body) {
+        Headers headers = exchange.getRequestHeaders();
+        String method = exchange.getRequestMethod();
+        return switch (fault) {
+            case CONFLICT_409 ->
+                    headers.containsKey("If-None-Match") || headers.containsKey("If-Match");
+            case REQUEST_TIMEOUT_400 -> body.length > 0;
+            // S3 answers a HEAD without a body, so the client would see a bare 400 or 403 and
+            // could not tell it from a bad request or a denied one.
+            case EXPIRED_TOKEN_400, TIME_SKEWED_403 -> !method.equals("HEAD");
+            case COMPLETE_INTERNAL_200 -> isCompletion(exchange);
+            case COPY_INTERNAL_200 ->
+                    method.equals("PUT") && headers.containsKey("x-amz-copy-source");
+            default -> true;
+        };
+    }
+
+    /** CompleteMultipartUpload: a POST with the upload's id (starting one is a POST ?uploads). */
+    private static boolean isCompletion(HttpExchange exchange) {
+        String query = exchange.getRequestURI().getRawQuery();
+        return exchange.getRequestMethod().equals("POST")
+                && query != null
+                && query.contains("uploadId=");
     }
 
     /**
@@ -258,11 +355,9 @@ public final class FaultProxy implements AutoCloseable {
      */
     private void dropUploadIfCompleting(HttpExchange exchange)
             throws IOException, InterruptedException {
-        String query = exchange.getRequestURI().getRawQuery();
-        if (exchange.getRequestMethod().equals("POST")
-                && query != null
-                && query.contains("uploadId=")) {
-            String uploadId = query.replaceAll(".*uploadId=([^&]*).*", "$1");
+        if (isCompletion(exchange)) {
+            String uploadId =
+                    exchange.getRequestURI().getRawQuery().replaceAll(".*uploadId=([^&]*).*", "$1");
             client.send(
                     HttpRequest.newBuilder(
                                     URI.create(
@@ -307,23 +402,37 @@ public final class FaultProxy implements AutoCloseable {
         return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
-    private static void error(HttpExchange exchange, int status, String code, String message)
-            throws IOException {
-        byte[] xml =
-                ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
-                                + code
+    /**
+     * Answers as S3 does. A 200 is S3 failing an operation it had already answered: headers and the
+     * XML declaration at once, white space while it works, then the Error document in place of the
+     * result; so the length is not known up front and the body is chunked.
+     */
+    private static void error(HttpExchange exchange, Fault fault) throws IOException {
+        byte[] declaration =
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n".getBytes(StandardCharsets.UTF_8);
+        byte[] document =
+                ("<Error><Code>"
+                                + fault.code
                                 + "</Code><Message>"
-                                + message
+                                + fault.message
                                 + "</Message><RequestId>fault-proxy</RequestId></Error>")
                         .getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "application/xml");
         if (exchange.getRequestMethod().equals("HEAD")) {
-            exchange.sendResponseHeaders(status, -1);
+            exchange.sendResponseHeaders(fault.status, -1);
             return;
         }
-        exchange.sendResponseHeaders(status, xml.length);
+        boolean afterOk = fault.status == 200;
+        exchange.sendResponseHeaders(
+                fault.status, afterOk ? 0 : declaration.length + document.length);
         try (OutputStream os = exchange.getResponseBody()) {
-            os.write(xml);
+            os.write(declaration);
+            if (afterOk) {
+                os.flush();
+                os.write("\n  ".getBytes(StandardCharsets.UTF_8));
+                os.flush();
+            }
+            os.write(document);
         }
     }
 

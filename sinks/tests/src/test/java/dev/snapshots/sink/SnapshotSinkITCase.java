@@ -46,6 +46,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
@@ -376,6 +377,52 @@ class SnapshotSinkITCase {
                     "faults " + proxy.injectedTotal() + " injected",
                     kind,
                     assertPublishedExactlyOnce(direct, READINGS, 4, 1),
+                    id);
+        }
+    }
+
+    /**
+     * The errors AWS documents as worth retrying, answered as S3 does to the request they belong
+     * to: a part's PUT, or a staged part's CompleteMultipartUpload or UploadPartCopy failing inside
+     * a 200. Each fails one request as often as the S3 client tries it (twice where the SDK retries
+     * at once by itself, once for an expired token, which it does not), so it reaches the sink,
+     * which retries it (one retry) instead of failing the job over.
+     */
+    @ParameterizedTest(name = "{0} to a {2}, {3} times, on {1}")
+    @CsvSource({
+        "REQUEST_TIMEOUT_400, S3_INLINE, PUT, 2",
+        "EXPIRED_TOKEN_400, S3_INLINE, PUT, 1",
+        "TIME_SKEWED_403, S3_INLINE, PUT, 2",
+        "COMPLETE_INTERNAL_200, S3_MULTIPART, POST, 2",
+        "COPY_INTERNAL_200, S3_MULTIPART, PUT, 2"
+    })
+    void aRetryableErrorIsRetriedWithoutAFailover(
+            Fault fault, StoreKind kind, String method, int times) throws Exception {
+        Readings readings = Readings.of(6, 60_000, 60, 40);
+        StoreSpec direct = kind.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 5)) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
+            SnapshotTestJob job =
+                    SnapshotTestJob.over(readings)
+                            .store(viaProxy)
+                            .inlineThresholdBytes(kind.inlineThresholdBytes())
+                            .check(); // the probe's and the identity's writes take no fault
+            proxy.failOneRequest(fault, method, times);
+
+            JobID id = job.run();
+
+            assertThat(proxy.injected(fault)).isEqualTo(times);
+            assertThat(Metrics.gaugeMax(REPORTER, id, "numRestarts")).as("failovers").isZero();
+            assertThat(
+                            Metrics.sum(REPORTER, id, "storeRetries")
+                                    + Metrics.sum(REPORTER, id, "stageRetries"))
+                    .as("retries, committing and staging")
+                    .isEqualTo(1);
+            figures(
+                    fault + " " + times + "x",
+                    kind,
+                    assertPublishedExactlyOnce(direct, readings, 4, 1),
                     id);
         }
     }

@@ -79,6 +79,27 @@ class StoreConformanceITCase {
     }
 
     /**
+     * A connection dropped after S3 carried out the probe's first write: the client sends it again
+     * and S3 refuses it, since the object now exists. That is a conforming store, not one that
+     * refuses to create a new key (a chaos run's job, started through a faulty proxy, was refused
+     * for it; a writer so refused fails the job for good).
+     */
+    @Test
+    void aCreateWhoseAnswerWasLostIsNotTakenForARefusal() throws Exception {
+        S3ProxyServer s3 = S3ProxyServer.get();
+        try (FaultProxy proxy = new FaultProxy(s3.endpoint(), 1);
+                ObjectStore store =
+                        StoreSpec.parse("s3://" + s3.createBucket("lost") + "/out")
+                                .withEndpoint(proxy.endpoint())
+                                .open()) {
+            proxy.failNext(FaultProxy.Fault.DROP_AFTER_FORWARD, 1); // the first conditional PUT
+            Verdict verdict = StoreConformance.probe(store);
+
+            assertThat(verdict.conforming()).as(verdict.toString()).isTrue();
+        }
+    }
+
+    /**
      * Tried as a new user would: a job into such a store is refused before it is submitted, and
      * nothing is published.
      */

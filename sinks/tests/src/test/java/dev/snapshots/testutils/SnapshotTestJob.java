@@ -170,24 +170,36 @@ public final class SnapshotTestJob {
                                         Duration.ofMillis(readings.windowMillis())))
                         .aggregate(new Total(), new ToKeyTotal())
                         .uid("totals");
-        CanonicalSnapshotSink<KeyTotal> sink =
-                CanonicalSnapshotSink.<KeyTotal>builder()
-                        .pipeline(PIPELINE)
-                        .jobVersion(jobVersion)
-                        .bucketCount(bucketCount)
-                        .bucketing(bucketing)
-                        .windowLength(Duration.ofMillis(readings.windowMillis()))
-                        .store(store)
-                        .rowFormat(new KeyTotal.Format())
-                        .inlineThresholdBytes(inlineThresholdBytes)
-                        .retries(backoff)
-                        .build();
+        CanonicalSnapshotSink<KeyTotal> sink = sink();
         if (bucketing == Bucketing.KEY_GROUPS) {
             sink.writeWindows(totals);
         } else {
             sink.assemble(totals);
         }
         return env.executeAsync("snapshot-test v" + jobVersion);
+    }
+
+    /**
+     * The store's conformance and the version's identity, checked now as the job would as it is
+     * built: a test that counts requests injects its faults after this.
+     */
+    public SnapshotTestJob check() {
+        sink().check(maxParallelism);
+        return this;
+    }
+
+    private CanonicalSnapshotSink<KeyTotal> sink() {
+        return CanonicalSnapshotSink.<KeyTotal>builder()
+                .pipeline(PIPELINE)
+                .jobVersion(jobVersion)
+                .bucketCount(bucketCount)
+                .bucketing(bucketing)
+                .windowLength(Duration.ofMillis(readings.windowMillis()))
+                .store(store)
+                .rowFormat(new KeyTotal.Format())
+                .inlineThresholdBytes(inlineThresholdBytes)
+                .retries(backoff)
+                .build();
     }
 
     /** Runs to the end; returns the job id for metric lookups. */

@@ -1,7 +1,9 @@
 package dev.snapshots.cli.deploy;
 
 import dev.snapshots.cli.Audit;
+import dev.snapshots.cli.Flags;
 import dev.snapshots.cli.StoreArgs;
+import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
@@ -48,6 +50,7 @@ public final class JobLifecycle {
                     "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL] [--force]",
                     "       snapshots release --rest URL",
+                    "       snapshots savepoint --rest URL --job-version N [--pipeline P]",
                     "",
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
@@ -65,6 +68,9 @@ public final class JobLifecycle {
                     "            --force promotes anyway, naming the windows lost",
                     "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs and wait until",
                     "            they have ended; their checkpoints stay, and the next JobManager's 'submit' resumes from them",
+                    "  savepoint take a savepoint of the running job version into the cluster's savepoint directory",
+                    "            (state.savepoints.dir) and print its path; the job keeps running. The start of version N+1",
+                    "            (submit --from-savepoint, SNAPSHOTS_FROM_SAVEPOINT, Terraform's from_savepoint)",
                     "",
                     "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
                     "exit status: 0 done, 1 refused or blocked (with the reason), 2 bad flags");
@@ -129,6 +135,9 @@ public final class JobLifecycle {
         }
         if (command.equals("release")) {
             return release(args, out);
+        }
+        if (command.equals("savepoint")) {
+            return savepoint(args, out);
         }
         JobLifecycle ops = new JobLifecycle(command, args, out, rolls);
         switch (command) {
@@ -224,6 +233,9 @@ public final class JobLifecycle {
             }
         }
         out.println("audit gate: clean");
+        if (!checked("upgrade")) {
+            return 1;
+        }
         String savepoint;
         try {
             savepoint =
@@ -263,6 +275,22 @@ public final class JobLifecycle {
         return 0;
     }
 
+    /**
+     * The new version's store and identity, checked before the running version is touched: its job
+     * would refuse them only after the old one had stopped.
+     *
+     * @return false, having said why, if the new version is refused
+     */
+    private boolean checked(String op) {
+        try {
+            SnapshotPipeline.check(config);
+            return true;
+        } catch (IllegalStateException e) {
+            out.println(op + " refused: " + e.getMessage() + " Nothing was changed.");
+            return false;
+        }
+    }
+
     private int replay() throws Exception {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
@@ -275,6 +303,9 @@ public final class JobLifecycle {
                             + " v"
                             + config.jobVersion()
                             + ") already ran on this cluster; pick the next job version");
+            return 1;
+        }
+        if (!checked("replay")) {
             return 1;
         }
         String from = own.get("from-savepoint");
@@ -342,6 +373,42 @@ public final class JobLifecycle {
         if (running.isEmpty()) {
             out.println("no job runs on this JobManager");
         }
+        return 0;
+    }
+
+    /**
+     * A savepoint of a running job version, which keeps running. It goes to the cluster's savepoint
+     * directory, outside every JobManager incarnation's checkpoint directory, so no clean-up of a
+     * job's own checkpoints removes it while a new version may still have to start from it.
+     */
+    private static int savepoint(String[] args, PrintStream out) throws IOException {
+        Map<String, String> flags =
+                Flags.parse(
+                        args,
+                        new String[][] {
+                            {"rest", ""}, {"job-version", ""}, {"pipeline", "telemetry"}
+                        },
+                        Set.of());
+        if (flags.get("rest").isEmpty() || !flags.get("job-version").matches("\\d{1,9}")) {
+            throw new IllegalArgumentException(
+                    "savepoint takes --rest URL and --job-version N (a whole number)");
+        }
+        FlinkRest rest = new FlinkRest(flags.get("rest"));
+        String pipeline = flags.get("pipeline");
+        int version = Integer.parseInt(flags.get("job-version"));
+        String id = jobId(pipeline, version);
+        String state = rest.jobStates().get(id);
+        if (!"RUNNING".equals(state)) {
+            out.printf(
+                    "savepoint refused: job %s (%s v%d) is %s on this cluster, not RUNNING%n",
+                    id, pipeline, version, state == null ? "unknown" : state);
+            return 1;
+        }
+        String path = rest.savepoint(id, SAVEPOINT_TIMEOUT);
+        out.printf(
+                "savepoint of job %s (%s v%d): %s%nthe job keeps running; start version %d from it"
+                        + " with --from-savepoint (Terraform: from_savepoint)%n",
+                id, pipeline, version, path, version + 1);
         return 0;
     }
 

@@ -3,6 +3,7 @@ package dev.snapshots.job.config;
 import static dev.snapshots.job.config.JobOptions.*;
 
 import dev.snapshots.job.SnapshotPipeline;
+import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.store.StoreSpec;
@@ -124,7 +125,8 @@ public final class JobConfig implements Serializable {
                         CHECKPOINT_INTERVAL,
                         FUTURE_HORIZON,
                         PAST_HORIZON,
-                        SHARD_DISCOVERY)) {
+                        SHARD_DISCOVERY,
+                        SHARD_POLL_INTERVAL)) {
             if (get(d).isNegative()) {
                 throw new IllegalArgumentException(
                         CommandLine.flag(d) + " must not be negative, got " + text(d));
@@ -132,6 +134,13 @@ public final class JobConfig implements Serializable {
         }
         if (get(SHARD_DISCOVERY).isZero()) {
             throw new IllegalArgumentException("--shard-discovery must be positive");
+        }
+        if (get(SHARD_POLL_INTERVAL).compareTo(KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL)
+                < 0) {
+            throw new IllegalArgumentException(
+                    "--shard-poll-interval must be at least 200ms (Kinesis allows 5 GetRecords calls per"
+                            + " second per shard), got "
+                            + text(SHARD_POLL_INTERVAL));
         }
         named(STORE, this::store);
         switch (source()) {

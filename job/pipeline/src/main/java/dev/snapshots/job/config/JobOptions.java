@@ -3,6 +3,7 @@ package dev.snapshots.job.config;
 import static org.apache.flink.configuration.ConfigOptions.key;
 
 import dev.snapshots.job.source.TelemetryGenerator;
+import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Duration;
@@ -198,6 +199,14 @@ public final class JobOptions {
                     .defaultValue(Duration.ofSeconds(10))
                     .withDescription(
                             "kinesis: how often the stream's shards are listed, to find the children of a split or merge");
+    public static final ConfigOption<Duration> SHARD_POLL_INTERVAL =
+            key("snapshots.shard-poll-interval")
+                    .durationType()
+                    .defaultValue(KinesisShardSource.Settings.DEFAULT_POLL_INTERVAL)
+                    .withDescription(
+                            "kinesis: the shortest time between two GetRecords calls on a shard. Kinesis allows 5 calls"
+                                    + " per second per shard, shared by every consumer: 200ms alone, 400ms each for two"
+                                    + " (a replay beside the running version)");
 
     /** Every option, in the order {@code --help} lists them. */
     public static final List<ConfigOption<?>> ALL =
@@ -234,5 +243,6 @@ public final class JobOptions {
                     STREAM_ARN,
                     KINESIS_ENDPOINT,
                     INITIAL_POSITION,
-                    SHARD_DISCOVERY);
+                    SHARD_DISCOVERY,
+                    SHARD_POLL_INTERVAL);
 }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.flink.annotation.PublicEvolving;
 import org.slf4j.Logger;
@@ -27,6 +28,7 @@ import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsPro
 import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
@@ -36,8 +38,12 @@ import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.StandardRetryStrategy;
+import software.amazon.awssdk.retries.api.AcquireInitialTokenRequest;
 import software.amazon.awssdk.retries.api.BackoffStrategy;
+import software.amazon.awssdk.retries.api.RefreshRetryTokenRequest;
 import software.amazon.awssdk.retries.api.RetryStrategy;
+import software.amazon.awssdk.retries.api.RetryToken;
+import software.amazon.awssdk.retries.api.TokenAcquisitionFailedException;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
@@ -54,7 +60,8 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * upload from it that is not completed; promoting is {@code CompleteMultipartUpload} with {@code
  * If-None-Match: *}, and an upload that vanished is started again from the copy. Content is one
  * part of any size (S3 allows one part below the 5 MiB minimum), so a committable carries one ETag.
- * The SDK's own retries are off: the sink's committer retries with backoff and counts them.
+ * The SDK tries a request twice at most, at once; what still fails goes to the sink, which retries
+ * with backoff and counts it.
  */
 @PublicEvolving
 public final class S3ObjectStore implements ObjectStore {
@@ -125,9 +132,12 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     /**
-     * The SDK retries once, at once, and only when a pooled connection turns out to be closed (a
-     * server may close it after answering a conditional write early with 412). Nothing reached the
-     * server then. Every other failure goes to the caller, whose backoff counts it.
+     * The SDK retries once, at once, when a pooled connection turns out to be closed (a server may
+     * close it after answering a conditional write early with 412; nothing reached the server
+     * then). The client adds its default conditions to any strategy, so it also retries once, at
+     * once and uncounted, what the SDK deems retryable: throttling, 500/502/503/504,
+     * RequestTimeout, InternalError (in a 200 too), clock skew, I/O errors. What fails both
+     * attempts, or is not retryable for the SDK, goes to the caller, whose backoff counts it.
      */
     private static RetryStrategy resendOnStaleConnection() {
         return StandardRetryStrategy.builder()
@@ -160,7 +170,14 @@ public final class S3ObjectStore implements ObjectStore {
                                                 .contentType(CONTENT_TYPE)
                                                 .metadata(metadata),
                                 RequestBody.fromBytes(content)));
-        return upload(key, copy, metadata);
+        try {
+            return upload(key, copy, metadata);
+        } catch (IOException | RuntimeException e) {
+            // The caller stages again under a new name: this copy would only wait for the
+            // retention.
+            deleteQuietly(copy);
+            throw e;
+        }
     }
 
     /** A one-part upload of {@code copy}'s content to {@code key}, not completed. */
@@ -231,7 +248,14 @@ public final class S3ObjectStore implements ObjectStore {
                     staged.key(),
                     staged.copy());
             StagedObject again = upload(staged.key(), staged.copy(), metadata);
-            created = complete(again);
+            try {
+                created = complete(again);
+            } catch (IOException | RuntimeException failed) {
+                // The retry makes an upload of its own from the copy: this one would be an
+                // orphan until the lifecycle rule. Aborting one that did complete is harmless.
+                abortUpload(again.key(), again.handle());
+                throw failed;
+            }
             if (!created) {
                 abortUpload(again.key(), again.handle());
             }
@@ -296,15 +320,15 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     /**
-     * The staged copy of a published part is not needed any more; one left behind expires with the
-     * staging retention.
+     * A staged copy no longer needed (its part published, or its staging failed); one left behind
+     * expires with the staging retention.
      */
     private void deleteQuietly(String copy) {
         try {
             delete(copy);
         } catch (IOException e) {
             LOG.warn(
-                    "Could not delete the staged copy {} of a published part; the bucket's staging retention removes it: {}",
+                    "Could not delete the staged copy {}; the bucket's staging retention removes it: {}",
                     copy,
                     e.getMessage());
         }
@@ -523,6 +547,10 @@ public final class S3ObjectStore implements ObjectStore {
         }
     }
 
+    /**
+     * By the error code as well as the status: S3 can fail a CompleteMultipartUpload or a copy
+     * after it answered 200 OK, and the SDK then throws with status 200 and the code from the body.
+     */
     static StoreException.Kind classify(S3Exception e) {
         int status = e.statusCode();
         String code =
@@ -533,10 +561,54 @@ public final class S3ObjectStore implements ObjectStore {
         if ("NoSuchUpload".equals(code)) {
             return StoreException.Kind.STAGED_GONE;
         }
-        if (status == 429 || status >= 500 || e.isThrottlingException()) {
+        if (status == 429
+                || status >= 500
+                || RETRIED_THOUGH_AWS_DOES_NOT.contains(code)
+                || awsRetries(e)) {
             return StoreException.Kind.TRANSIENT;
         }
         return StoreException.Kind.PERMANENT;
+    }
+
+    /**
+     * Worth another attempt, though the SDK's default strategy gives up on them: an expired session
+     * token (the credentials provider refreshes it, so the next attempt is signed anew), and
+     * ServiceUnavailable inside a 200 answer, where the status cannot say 503.
+     */
+    private static final Set<String> RETRIED_THOUGH_AWS_DOES_NOT =
+            Set.of(
+                    "ExpiredToken",
+                    "ExpiredTokenException",
+                    "TokenRefreshRequired",
+                    "ServiceUnavailable");
+
+    /**
+     * The SDK's default retry strategy, only asked, never used to retry: it knows the throttling
+     * codes, clock skew (RequestTimeTooSkewed; the client corrects its offset from the answer's
+     * Date) and the retryable codes (RequestTimeout, InternalError) whatever the status, and its
+     * lists of them are internal to the SDK.
+     */
+    private static final RetryStrategy AWS_DEFAULTS =
+            AwsRetryStrategy.standardRetryStrategy().toBuilder()
+                    .circuitBreakerEnabled(false)
+                    .backoffStrategy(BackoffStrategy.retryImmediately())
+                    .build();
+
+    private static boolean awsRetries(S3Exception e) {
+        if (e.awsErrorDetails() == null) {
+            return false; // the SDK's conditions read the code from the details
+        }
+        RetryToken first =
+                AWS_DEFAULTS
+                        .acquireInitialToken(AcquireInitialTokenRequest.create("classify"))
+                        .token();
+        try {
+            AWS_DEFAULTS.refreshRetryToken(
+                    RefreshRetryTokenRequest.builder().token(first).failure(e).build());
+            return true;
+        } catch (TokenAcquisitionFailedException notRetryable) {
+            return false;
+        }
     }
 
     @FunctionalInterface

@@ -3,6 +3,7 @@ package dev.snapshots.job.source.kinesis;
 import dev.snapshots.job.source.RecordJudge;
 import java.io.Serializable;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +24,7 @@ import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.SdkHttpClient
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap;
+import org.apache.flink.metrics.Gauge;
 
 /**
  * A Kinesis Data Streams source that judges every record against its own shard's progress.
@@ -89,6 +91,9 @@ public final class KinesisShardSource<T>
         }
     }
 
+    /** The reader's gauge: the largest MillisBehindLatest of its shards' last GetRecords. */
+    public static final String MILLIS_BEHIND_LATEST = "millisBehindLatest";
+
     private final Settings settings;
     private final RecordJudge<T> judge;
     private final TypeInformation<T> type;
@@ -107,8 +112,21 @@ public final class KinesisShardSource<T>
     @Override
     public SourceReader<T, ShardSplit> createReader(SourceReaderContext context) {
         Set<String> released = ConcurrentHashMap.newKeySet();
+        // How far behind the tip this reader's last GetRecords was, per shard; the gauge is the
+        // largest. This consumer's own lag: CloudWatch's iterator age is the oldest of every
+        // consumer of the stream, so a replay reading beside this job would hide this job's lag.
+        Map<String, Long> behind = new ConcurrentHashMap<>();
+        context.metricGroup()
+                .gauge(
+                        MILLIS_BEHIND_LATEST,
+                        (Gauge<Long>)
+                                () ->
+                                        behind.values().stream()
+                                                .mapToLong(Long::longValue)
+                                                .max()
+                                                .orElse(0L));
         return new ShardReader<>(
-                () -> new ShardFetcher(settings, released),
+                () -> new ShardFetcher(settings, released, behind),
                 new ShardEmitter<>(judge, context),
                 released,
                 new Configuration(),

@@ -41,6 +41,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
 
     private final KinesisShardSource.Settings settings;
     private final Set<String> released;
+    private final Map<String, Long> behind;
     private final KinesisClient kinesis;
     private final Map<String, Cursor> cursors = new LinkedHashMap<>();
     private final Set<String> paused = new HashSet<>();
@@ -65,10 +66,14 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
 
     /**
      * @param released shards the reader was told to drop, filled on the reader's thread
+     * @param behind each shard's MillisBehindLatest of its last GetRecords, read by the reader's
+     *     gauge
      */
-    ShardFetcher(KinesisShardSource.Settings settings, Set<String> released) {
+    ShardFetcher(
+            KinesisShardSource.Settings settings, Set<String> released, Map<String, Long> behind) {
         this.settings = settings;
         this.released = released;
+        this.behind = behind;
         this.kinesis = settings.client();
     }
 
@@ -82,6 +87,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
                     .forEach(c -> drop.add(c.shardId));
             if (!drop.isEmpty()) {
                 drop.forEach(cursors::remove);
+                drop.forEach(behind::remove);
                 return new RecordsBySplits<>(Map.of(), drop);
             }
             long now = System.currentTimeMillis();
@@ -158,8 +164,12 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
         }
         c.iterator = response.nextShardIterator();
         c.exhausted = c.iterator == null;
-        Long behind = response.millisBehindLatest();
-        boolean atTip = records.isEmpty() && !c.exhausted && behind != null && behind == 0;
+        Long millisBehind = response.millisBehindLatest();
+        if (millisBehind != null) {
+            behind.put(c.shardId, millisBehind);
+        }
+        boolean atTip =
+                records.isEmpty() && !c.exhausted && millisBehind != null && millisBehind == 0;
         ShardBatch batch = new ShardBatch(new ArrayList<>(records), atTip, c.exhausted, now);
         return new RecordsBySplits<>(Map.of(c.shardId, List.of(batch)), Set.of());
     }

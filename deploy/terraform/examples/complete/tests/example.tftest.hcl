@@ -1,0 +1,56 @@
+# The example as Terraform plans it (mocked AWS provider): no path in from outside, the tasks'
+# way out, the pinned agent image, and a replay beside version N.
+
+mock_provider "aws" {
+  source          = "../../modules/flink-ecs/tests"
+  override_during = plan
+  mock_data "aws_availability_zones" {
+    defaults = { names = ["eu-west-1a", "eu-west-1b", "eu-west-1c"] }
+  }
+}
+
+variables {
+  region = "eu-west-1"
+  image  = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/snapshots-job:1.0.0"
+}
+
+run "nothing_reaches_the_rest_api_from_an_address_range" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for r in aws_security_group.endpoints[0].ingress : r.from_port == 443 && r.to_port == 443])
+    error_message = "The endpoints' group admits HTTPS only (the tasks' own group is the module's test)."
+  }
+  assert {
+    condition     = contains(keys(aws_vpc_endpoint.interface), "ssmmessages") && contains(keys(aws_vpc_endpoint.interface), "ecs")
+    error_message = "ECS Exec and task protection reach AWS without a NAT."
+  }
+  assert {
+    condition     = endswith(local.cloudwatch_agent_image, "/snapshots-ecr-public/cloudwatch-agent/cloudwatch-agent:1.300062.0b1304")
+    error_message = "The agent comes through the pull-through cache, pinned."
+  }
+  assert {
+    condition     = length(module.replay) == 0
+    error_message = "No replay unless asked for."
+  }
+}
+
+run "a_replay_runs_beside_version_n_and_they_share_the_getrecords_budget" {
+  command = plan
+  variables {
+    replay = { job_version = 2, from_savepoint = "s3://snap-bucket/flink/checkpoints/jm-1/abc/savepoints/savepoint-abc-1" }
+  }
+
+  assert {
+    condition     = module.replay[0].stream_arn == module.snapshots.stream_arn && module.replay[0].bucket == module.snapshots.bucket && module.replay[0].cluster_name == module.snapshots.cluster_name
+    error_message = "The replay reads version N's stream into its bucket, in its cluster."
+  }
+  assert {
+    condition     = local.shard_poll_interval_ms == 400
+    error_message = "Two consumers poll each shard every 400 ms: 2 x 2.5 calls per second, within Kinesis' 5."
+  }
+  assert {
+    condition     = length(aws_iam_role_policy.pull_through_cache) == 2
+    error_message = "The replay's execution role pulls the agent through the cache too."
+  }
+}

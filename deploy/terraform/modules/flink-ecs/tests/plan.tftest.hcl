@@ -1,0 +1,302 @@
+# The module's properties, asserted from Terraform's own plan (terraform test, mocked AWS provider):
+# what DeployFilesITCase reads from the parsed files, here as Terraform evaluates it.
+# Run: terraform init -backend=false && terraform test  (TerraformITCase does, where terraform and
+# the AWS provider are installed).
+
+mock_provider "aws" {
+  source          = "./tests"
+  override_during = plan
+}
+
+variables {
+  name       = "snap"
+  vpc_id     = "vpc-1"
+  subnet_ids = ["subnet-1", "subnet-2"]
+  image      = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/snapshots-job:1.0.0"
+}
+
+run "services_deploy_without_overlap_or_gaps" {
+  command = plan
+
+  assert {
+    condition = (aws_ecs_service.flink["jobmanager"].desired_count == 1
+      && aws_ecs_service.flink["jobmanager"].deployment_minimum_healthy_percent == 0
+    && aws_ecs_service.flink["jobmanager"].deployment_maximum_percent == 100)
+    error_message = "The JobManager service must run one task and stop the old one before starting the new one (0 % / 100 %)."
+  }
+  assert {
+    condition = (aws_ecs_service.flink["taskmanager"].desired_count == 3
+      && aws_ecs_service.flink["taskmanager"].deployment_minimum_healthy_percent == 100
+    && aws_ecs_service.flink["taskmanager"].deployment_maximum_percent == 200)
+    error_message = "TaskManagers: taskmanager_count + spare_taskmanagers tasks, replacements started first (100 % / 200 %)."
+  }
+  assert {
+    condition     = alltrue([for s in aws_ecs_service.flink : s.deployment_circuit_breaker[0].enable && s.deployment_circuit_breaker[0].rollback && s.launch_type == "FARGATE" && !s.network_configuration[0].assign_public_ip])
+    error_message = "Both services: Fargate, no public IP, the circuit breaker rolling back."
+  }
+  assert {
+    condition     = alltrue([for s in aws_ecs_service.flink : s.enable_execute_command])
+    error_message = "ECS Exec is on by default."
+  }
+  assert {
+    condition     = alltrue([for k, d in aws_ecs_task_definition.flink : alltrue([for c in jsondecode(d.container_definitions) : c.stopTimeout == 120 if contains(["jobmanager", "taskmanager", "protect"], c.name)])])
+    error_message = "The JobManager, TaskManager and protect containers get 120 s between SIGTERM and SIGKILL."
+  }
+}
+
+run "no_rule_opens_the_rest_api_to_an_address_range" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for r in aws_security_group.flink.ingress : r.self == true && length(r.cidr_blocks == null ? [] : r.cidr_blocks) == 0 && length(r.ipv6_cidr_blocks == null ? [] : r.ipv6_cidr_blocks) == 0 && length(r.prefix_list_ids == null ? [] : r.prefix_list_ids) == 0])
+    error_message = "The tasks' security group admits only its own members: no rule opens a port (8081 among them) to an address range."
+  }
+  assert {
+    condition     = length(aws_vpc_security_group_ingress_rule.operator_rest) == 0
+    error_message = "No operator ingress to 8081 unless operator_security_group_ids names some."
+  }
+  assert {
+    condition     = toset([for r in aws_security_group.flink.ingress : r.from_port]) == toset([6121, 6122, 6123, 6124, 6125, 8081])
+    error_message = "Flink's ports, the fixed metrics query port (6125) among them, are open within the group."
+  }
+  assert {
+    condition     = alltrue([for r in aws_security_group.flink.ingress : r.from_port == r.to_port])
+    error_message = "One port a rule: no range that opens more than Flink uses."
+  }
+}
+
+run "operator_ingress_is_a_security_group_reference" {
+  command = plan
+  variables {
+    operator_security_group_ids = ["sg-0bastion00000000"]
+  }
+
+  assert {
+    condition = alltrue([for r in aws_vpc_security_group_ingress_rule.operator_rest :
+    r.referenced_security_group_id == "sg-0bastion00000000" && r.cidr_ipv4 == null && r.cidr_ipv6 == null && r.from_port == 8081 && r.to_port == 8081])
+    error_message = "Operator access to 8081 is a reference to the operator's security group, never an address range."
+  }
+  assert {
+    condition     = length(aws_vpc_security_group_ingress_rule.operator_rest) == 1
+    error_message = "One rule per operator security group."
+  }
+}
+
+run "flink_is_configured_for_fargate" {
+  command = plan
+
+  assert {
+    condition = alltrue([for line in [
+      "metrics.internal.query-service.port: 6125",
+      "presto.s3.endpoint: https://s3.eu-west-1.amazonaws.com",
+      "s3.use-instance-credentials: false",
+      "taskmanager.registration.timeout: 590s",
+      "state.checkpoints.num-retained: 3",
+      "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
+    ] : contains(split("\n", { for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["FLINK_PROPERTIES"]), line)])
+    error_message = "FLINK_PROPERTIES: the fixed query port, the regional S3 endpoint, the task role's credentials, a registration timeout of twice the JobManager replacement budget (295 s), retained checkpoints."
+  }
+  assert {
+    condition     = !strcontains({ for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["FLINK_PROPERTIES"], "state.checkpoints.dir")
+    error_message = "The JobManager's checkpoint directory comes from the entrypoint, per incarnation."
+  }
+  assert {
+    condition = ({ for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_JOB_ARGS"]
+    == "--source kinesis --stream-arn arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events --store s3://snap-bucket/snapshots --region eu-west-1 --pipeline telemetry --job-version 1 --checkpoint-interval 10s --shard-poll-interval 200ms ")
+    error_message = "The job's flags name the stream, the store, the version, the checkpoint interval and the poll interval."
+  }
+  assert {
+    condition     = !contains([for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name], "SNAPSHOTS_FROM_SAVEPOINT")
+    error_message = "No savepoint unless from_savepoint is set."
+  }
+  assert {
+    condition     = [for c in jsondecode(aws_ecs_task_definition.flink["taskmanager"].container_definitions) : c.image if c.name == "metrics"][0] == "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:1.300062.0b1304"
+    error_message = "The CloudWatch agent's image is pinned to a version."
+  }
+}
+
+run "the_job_not_running_alarm_waits_out_a_jobmanager_replacement" {
+  command = plan
+
+  assert {
+    condition     = local.jobmanager_replacement_budget_seconds == 295
+    error_message = "Budget: stop 60 + task start 60 + image pull 60 + JVM 15 + Cloud Map 25 + submit 15 + quiet wait 30 + restore 30 s."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.job_not_running[0].evaluation_periods == 6 && aws_cloudwatch_metric_alarm.job_not_running[0].datapoints_to_alarm == 6
+    error_message = "Six minutes: the budget in whole minutes (5) plus one."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.job_not_running[0].evaluation_periods * aws_cloudwatch_metric_alarm.job_not_running[0].period > local.jobmanager_replacement_budget_seconds
+    error_message = "The alarm must not fire during a routine replacement."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.job_not_running[0].treat_missing_data == "breaching"
+    error_message = "No JobManager reporting is a job not running."
+  }
+}
+
+run "alarms_cover_the_job_its_reading_and_the_output" {
+  command = plan
+
+  assert {
+    condition = (aws_cloudwatch_metric_alarm.stream_lag[0].namespace == "Snapshots/snap"
+      && aws_cloudwatch_metric_alarm.stream_lag[0].metric_name == "flink_taskmanager_job_task_operator_millisBehindLatest"
+      && aws_cloudwatch_metric_alarm.stream_lag[0].dimensions.cluster == "snap"
+    && aws_cloudwatch_metric_alarm.stream_lag[0].threshold == 600000)
+    error_message = "The lag alarm reads this job's own readers (millisBehindLatest), not the stream's oldest consumer."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.read_throttled[0].metric_name == "ReadProvisionedThroughputExceeded"
+    error_message = "The stream's owner alarms on sustained read throttling (the shared GetRecords budget)."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.checkpoints_stalled[0].evaluation_periods == 10 && aws_cloudwatch_metric_alarm.checkpoints_stalled[0].treat_missing_data == "breaching"
+    error_message = "Checkpoints stalled for 10 minutes, or no metric."
+  }
+  assert {
+    condition     = aws_cloudwatch_log_metric_filter.collapsed.pattern == "\"Collapsed\" \"into the existing object\"" && aws_cloudwatch_metric_alarm.collapsed.threshold == 0
+    error_message = "Any collapsed part alarms."
+  }
+  assert {
+    condition     = strcontains(aws_cloudwatch_log_metric_filter.divergence.pattern, "DIVERGENCE at") && aws_cloudwatch_metric_alarm.divergence.threshold == 0
+    error_message = "Any divergence alarms."
+  }
+  assert {
+    condition     = alltrue([for a in concat(aws_cloudwatch_metric_alarm.job_not_running, aws_cloudwatch_metric_alarm.stream_lag, aws_cloudwatch_metric_alarm.checkpoints_stalled, aws_cloudwatch_metric_alarm.job_restarting, [aws_cloudwatch_metric_alarm.collapsed, aws_cloudwatch_metric_alarm.divergence]) : contains(a.alarm_actions, "arn:aws:sns:eu-west-1:123456789012:snap-alarms")])
+    error_message = "Every alarm goes to the topic."
+  }
+}
+
+run "the_bucket_expires_churn_but_never_snapshots" {
+  command = plan
+
+  assert {
+    condition     = [for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.abort_incomplete_multipart_upload[0].days_after_initiation if r.id == "abort-incomplete-multipart-uploads"] == [1]
+    error_message = "Incomplete multipart uploads are aborted after a day."
+  }
+  assert {
+    condition     = [for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.expiration[0].days if r.id == "expire-staged-copies"] == [8] && [for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.filter[0].prefix if r.id == "expire-staged-copies"] == ["snapshots/_staging/"]
+    error_message = "Staged copies expire after the stream's retention (7 days) plus one."
+  }
+  assert {
+    condition     = [for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.noncurrent_version_expiration[0].noncurrent_days if r.id == "expire-checkpoint-churn"] == [1] && [for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.filter[0].prefix if r.id == "expire-checkpoint-churn"] == ["flink/"]
+    error_message = "Subsumed checkpoints' old versions go after a day."
+  }
+  assert {
+    condition     = toset([for r in aws_s3_bucket_lifecycle_configuration.snapshots[0].rule : r.id]) == toset(["abort-incomplete-multipart-uploads", "expire-staged-copies", "expire-noncurrent-versions", "expire-conformance-probes", "expire-checkpoint-churn"])
+    error_message = "No other rule: snapshots never expire unless expire_prefix says so."
+  }
+  assert {
+    condition     = aws_s3_bucket_versioning.snapshots[0].versioning_configuration[0].status == "Enabled"
+    error_message = "The bucket is versioned."
+  }
+  assert {
+    condition     = toset([for st in data.aws_iam_policy_document.bucket[0].statement : st.sid]) == toset(["DenyInsecureTransport", "DenyUnconditionalCreates", "DenyBlindPointerWrites"])
+    error_message = "The bucket policy: TLS only, write-once, pointers by compare-and-swap."
+  }
+}
+
+run "operators_reach_the_job_through_a_one_off_task" {
+  command = plan
+
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.operator.container_definitions)[0].entryPoint == ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"]
+    error_message = "The operator task runs the command line of the job's image."
+  }
+  assert {
+    condition     = aws_ecs_task_definition.operator.task_role_arn == aws_iam_role.task.arn && jsondecode(aws_ecs_task_definition.operator.container_definitions)[0].image == var.image
+    error_message = "Same image, same task role as the job."
+  }
+  assert {
+    condition     = strcontains(output.snapshots_function, "aws ecs run-task --cluster snap --task-definition snap-snapshots") && strcontains(output.snapshots_function, "securityGroups=[sg-0123456789abcdef0]") && strcontains(output.snapshots_function, "subnets=[subnet-1,subnet-2]")
+    error_message = "The output prints the run-task command, in the cluster's subnets and security group."
+  }
+  assert {
+    condition     = contains([for st in data.aws_iam_policy_document.task.statement : st.sid], "EcsExec")
+    error_message = "ECS Exec needs the SSM message channels in the task role."
+  }
+}
+
+run "a_replay_beside_version_n_uses_its_stream_bucket_and_cluster" {
+  command = plan
+  variables {
+    name                   = "snap-replay"
+    job_version            = 2
+    from_savepoint         = "s3://snap-bucket/flink/checkpoints/jm-1/abc/savepoints/savepoint-abc-1"
+    existing_stream_arn    = "arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"
+    existing_bucket        = "snap-bucket"
+    existing_cluster_name  = "snap"
+    shard_poll_interval_ms = 400
+  }
+
+  assert {
+    condition     = length(aws_s3_bucket.snapshots) == 0 && length(aws_kinesis_stream.events) == 0 && length(aws_ecs_cluster.this) == 0
+    error_message = "Given ones are used, not created."
+  }
+  assert {
+    condition     = length(aws_s3_bucket_lifecycle_configuration.snapshots) == 0 && length(aws_s3_bucket_policy.snapshots) == 0
+    error_message = "The bucket's owner keeps its policy and lifecycle: a second instance would overwrite them."
+  }
+  assert {
+    condition     = alltrue([for s in aws_ecs_service.flink : s.cluster == "arn:aws:ecs:eu-west-1:123456789012:cluster/snap"])
+    error_message = "The services run in the given cluster."
+  }
+  assert {
+    condition     = { for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_FROM_SAVEPOINT"] == var.from_savepoint
+    error_message = "from_savepoint reaches the entrypoint."
+  }
+  assert {
+    condition     = strcontains({ for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_JOB_ARGS"], "--stream-arn arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events --store s3://snap-bucket/snapshots --region eu-west-1 --pipeline telemetry --job-version 2 --checkpoint-interval 10s --shard-poll-interval 400ms")
+    error_message = "Version 2 reads the given stream into the given bucket at half the GetRecords rate."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.stream_lag[0].dimensions.cluster == "snap-replay" && length(aws_cloudwatch_metric_alarm.read_throttled) == 0
+    error_message = "The replay has a lag alarm of its own; the stream's owner alarms on throttling."
+  }
+  assert {
+    condition     = [for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "ReadTheStream"][0] == toset(["arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"])
+    error_message = "The task role reads the given stream."
+  }
+}
+
+run "an_alarm_within_the_replacement_budget_is_refused" {
+  command = plan
+  variables {
+    job_down_alarm_minutes = 3
+  }
+  expect_failures = [aws_cloudwatch_metric_alarm.job_not_running]
+}
+
+run "an_unpinned_agent_image_is_refused" {
+  command = plan
+  variables {
+    cloudwatch_agent_image = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:latest"
+  }
+  expect_failures = [var.cloudwatch_agent_image]
+}
+
+run "an_address_range_for_the_rest_api_is_refused" {
+  command = plan
+  variables {
+    operator_security_group_ids = ["10.0.0.0/8"]
+  }
+  expect_failures = [var.operator_security_group_ids]
+}
+
+run "the_checkpoint_alarm_must_outlast_three_intervals" {
+  command = plan
+  variables {
+    checkpoint_interval_seconds = 60
+    checkpoint_alarm_minutes    = 2
+  }
+  expect_failures = [var.checkpoint_alarm_minutes]
+}
+
+run "job_args_cannot_override_what_the_module_sets" {
+  command = plan
+  variables {
+    job_args = "--buckets 4 --checkpoint-interval 5s"
+  }
+  expect_failures = [var.job_args]
+}

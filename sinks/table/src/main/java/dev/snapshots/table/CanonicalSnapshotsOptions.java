@@ -1,0 +1,101 @@
+package dev.snapshots.table;
+
+import static org.apache.flink.configuration.ConfigOptions.key;
+
+import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
+import java.time.Duration;
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.ConfigOption;
+
+/**
+ * The options of a {@code 'connector' = 'canonical-snapshots'} table. The first five are required:
+ * together with the table's columns and primary key they are the job version's identity, which the
+ * store records at the first write and refuses to see changed.
+ */
+@PublicEvolving
+public final class CanonicalSnapshotsOptions {
+    private CanonicalSnapshotsOptions() {}
+
+    public static final ConfigOption<String> STORE =
+            key("store")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Where parts are published: file:///dir or s3://bucket/prefix. The store"
+                                    + " must refuse a second create-if-absent; it is probed before"
+                                    + " the first write.");
+
+    public static final ConfigOption<String> STORE_ENDPOINT =
+            key("store.endpoint")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "An s3:// store's endpoint when not AWS's (a local S3 server, e.g."
+                                    + " http://127.0.0.1:9000); path-style addressing is then used.");
+
+    public static final ConfigOption<String> STORE_REGION =
+            key("store.region")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("An s3:// store's region, when not the environment's.");
+
+    public static final ConfigOption<String> PIPELINE =
+            key("pipeline")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The pipeline's name, the first segment of every key: 1-63 characters"
+                                    + " of a-z, 0-9, '-' or '_'.");
+
+    public static final ConfigOption<Integer> JOB_VERSION =
+            key("job-version")
+                    .intType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The namespace (v=N) the job writes into. Bump it to replay history or to"
+                                    + " change the query, the buckets, the window or the columns.");
+
+    public static final ConfigOption<Integer> BUCKETS =
+            key("buckets")
+                    .intType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "B, the parts per window (1..99999): a row's bucket is a hash of its"
+                                    + " primary key (the window columns left out), mod B. Fixed per"
+                                    + " job version, independent of parallelism.");
+
+    public static final ConfigOption<Duration> WINDOW =
+            key("window")
+                    .durationType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The length of the query's tumbling window, e.g. '1 h' or '15 min': whole"
+                                    + " minutes that divide a day. Every row's window_end -"
+                                    + " window_start must equal it; a row of another window fails"
+                                    + " the job. Keys and the store's identity need it before the"
+                                    + " first row, and the planner does not tell a sink its"
+                                    + " query's window.");
+
+    public static final ConfigOption<Integer> SCHEMA_VERSION =
+            key("schema-version")
+                    .intType()
+                    .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_SCHEMA_VERSION)
+                    .withDescription(
+                            "Part of every key; bump it (with the job version) when the columns"
+                                    + " change.");
+
+    public static final ConfigOption<Integer> INLINE_THRESHOLD =
+            key("inline-threshold")
+                    .intType()
+                    .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_INLINE_THRESHOLD_BYTES)
+                    .withDescription(
+                            "Parts up to this many bytes travel inside the checkpoint and are"
+                                    + " published with one conditional PUT; larger ones are"
+                                    + " uploaded before the checkpoint. 0 stages every part.");
+
+    public static final ConfigOption<Integer> PUBLISH_CONCURRENCY =
+            key("publish-concurrency")
+                    .intType()
+                    .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)
+                    .withDescription("Parts of one commit published at a time.");
+}
