@@ -41,16 +41,20 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
       snapshots release --rest http://localhost:8081 || true
       [ -z "$jobmanager" ] || kill -TERM "$jobmanager" 2>/dev/null || true
     }
-    # The container ends with the JobManager, with its status.
+    # The container ends with the JobManager, with its status; but a stop it was asked for (ECS,
+    # docker stop) ends 0 once the JobManager answered the entrypoint's SIGTERM as Flink's JVM
+    # does (128 + 15): that stop went as designed, and a non-zero status would read as a crash.
+    asked_to_stop=
     await_jobmanager() {
       status=143
       [ -z "$jobmanager" ] || { status=0; wait "$jobmanager" || status=$?; }
+      if [ -n "$asked_to_stop" ] && [ "$status" = 143 ]; then status=0; fi
       exit "$status"
     }
     # ECS stops a task with SIGTERM. The JobManager and 'submit' run in the background because
     # bash runs a trap only between commands (a 'wait' is interrupted), and 'submit' may wait
     # minutes for another JobManager to stop.
-    trap 'stop_jobmanager; await_jobmanager' TERM INT
+    trap 'asked_to_stop=1; stop_jobmanager; await_jobmanager' TERM INT
     /docker-entrypoint.sh jobmanager &
     jobmanager=$!
     # Word splitting is wanted: SNAPSHOTS_JOB_ARGS holds flags. java itself runs in the background,

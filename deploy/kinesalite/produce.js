@@ -1,6 +1,7 @@
 // A small telemetry producer for docker-compose (Node 20, no dependencies): creates the stream if
 // needed, then puts one JSON event per interval, spread over devices, forever. It speaks the
-// Kinesis JSON protocol directly; kinesalite does not check signatures.
+// Kinesis JSON protocol directly. kinesalite wants a request to look signed (an Authorization header
+// with its three parts, and a date) but checks no signature, so a placeholder stands in for one.
 //
 //   node produce.js --endpoint http://kinesis:4567 --stream telemetry [--shards 2] [--per-second 20]
 'use strict';
@@ -18,11 +19,15 @@ const perSecond = Number(arg('per-second', 20));
 function call(operation, body) {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
+    const amzDate = new Date().toISOString().replace(/[-:]|\.\d{3}/g, ''); // 20261130T140503Z
     const req = http.request({
       host: endpoint.hostname, port: endpoint.port, method: 'POST', path: '/',
       headers: {
         'Content-Type': 'application/x-amz-json-1.1',
         'X-Amz-Target': 'Kinesis_20131202.' + operation,
+        'X-Amz-Date': amzDate,
+        'Authorization': 'AWS4-HMAC-SHA256 Credential=local/' + amzDate.slice(0, 8)
+          + '/us-east-1/kinesis/aws4_request, SignedHeaders=host;x-amz-date, Signature=0',
         'Content-Length': Buffer.byteLength(data),
       },
     }, (res) => {

@@ -71,56 +71,71 @@ public final class JobOutput {
     public static JobOutput expected(
             List<Lane> lanes, long windowMillis, ToIntFunction<String> bucketOf) {
         JobOutput ref = new JobOutput();
-        Map<String, long[]> totals =
-                new TreeMap<>(); // window|device -> count, sum, min, max, lastTs, last, bytes,
-        // maxLat
+        List<Event> good = new ArrayList<>();
         for (Lane lane : lanes) {
             for (long i = lane.from(); i < lane.to(); i++) {
                 TelemetryGenerator.Truth t = lane.generator().truth(i);
                 if (t.bad() != null) {
                     ref.deadLetterReasons.merge(t.bad().expected.code(), 1L, Long::sum);
-                    continue;
-                }
-                if (t.late()) {
+                } else if (t.late()) {
                     ref.deadLetterReasons.merge(Rejection.LATE.code(), 1L, Long::sum);
-                    continue;
+                } else {
+                    good.add(t.event());
                 }
-                Event e = t.event();
-                ref.goodEvents++;
-                long window = e.timestampMillis - Math.floorMod(e.timestampMillis, windowMillis);
-                long[] a =
-                        totals.computeIfAbsent(
-                                window + "|" + e.device,
-                                k ->
-                                        new long[] {
-                                            0,
-                                            0,
-                                            Long.MAX_VALUE,
-                                            Long.MIN_VALUE,
-                                            Long.MIN_VALUE,
-                                            0,
-                                            0,
-                                            0
-                                        });
-                a[0]++;
-                a[1] += e.valueMicros;
-                a[2] = Math.min(a[2], e.valueMicros);
-                a[3] = Math.max(a[3], e.valueMicros);
-                if (e.timestampMillis > a[4]
-                        || (e.timestampMillis == a[4] && e.valueMicros > a[5])) {
-                    a[4] = e.timestampMillis;
-                    a[5] = e.valueMicros;
-                }
-                a[6] += e.bytes;
-                a[7] = Math.max(a[7], e.latencyMicros);
             }
+        }
+        ref.aggregate(good, windowMillis, bucketOf);
+        return ref;
+    }
+
+    /**
+     * The reference of events read back from where a producer put them, none of them late or
+     * malformed (a live producer's, e.g. docker-compose's): their windows' rows, per bucket.
+     */
+    public static JobOutput expected(
+            Iterable<Event> events, long windowMillis, ToIntFunction<String> bucketOf) {
+        JobOutput ref = new JobOutput();
+        ref.aggregate(events, windowMillis, bucketOf);
+        return ref;
+    }
+
+    private void aggregate(
+            Iterable<Event> events, long windowMillis, ToIntFunction<String> bucketOf) {
+        // window|device -> count, sum, min, max, lastTs, last, bytes, maxLat
+        Map<String, long[]> totals = new TreeMap<>();
+        for (Event e : events) {
+            goodEvents++;
+            long window = e.timestampMillis - Math.floorMod(e.timestampMillis, windowMillis);
+            long[] a =
+                    totals.computeIfAbsent(
+                            window + "|" + e.device,
+                            k ->
+                                    new long[] {
+                                        0,
+                                        0,
+                                        Long.MAX_VALUE,
+                                        Long.MIN_VALUE,
+                                        Long.MIN_VALUE,
+                                        0,
+                                        0,
+                                        0
+                                    });
+            a[0]++;
+            a[1] += e.valueMicros;
+            a[2] = Math.min(a[2], e.valueMicros);
+            a[3] = Math.max(a[3], e.valueMicros);
+            if (e.timestampMillis > a[4] || (e.timestampMillis == a[4] && e.valueMicros > a[5])) {
+                a[4] = e.timestampMillis;
+                a[5] = e.valueMicros;
+            }
+            a[6] += e.bytes;
+            a[7] = Math.max(a[7], e.latencyMicros);
         }
         totals.forEach(
                 (k, a) -> {
                     long window = Long.parseLong(k.substring(0, k.indexOf('|')));
                     String device = k.substring(k.indexOf('|') + 1);
-                    ref.parts
-                            .computeIfAbsent(
+                    parts.computeIfAbsent(
                                     window + "/" + bucketOf.applyAsInt(device),
                                     p -> new TreeSet<>())
                             .add(
@@ -128,7 +143,6 @@ public final class JobOutput {
                                             device, window, a[0], a[1], a[2], a[3], a[4], a[5],
                                             a[6], a[7]));
                 });
-        return ref;
     }
 
     /**
