@@ -2,6 +2,8 @@ package dev.snapshots.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.harness.testutils.DebianPackages;
+import dev.snapshots.harness.testutils.DockerEngine;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.key.ObjectKeys;
 import java.io.IOException;
@@ -60,6 +62,7 @@ class DeployFilesITCase {
 
     @Test
     void composeRunsOnS3ProxyAndImagesBuiltBeforehand() throws Exception {
+        DebianPackages.require(Map.of(DockerEngine.COMPOSE, "docker-compose"));
         run(ROOT, "docker-compose", "-f", "docker-compose.yml", "config", "-q");
         // The resolved file: anchors and merges applied, as docker-compose will run it.
         JsonNode services =
@@ -821,7 +824,8 @@ class DeployFilesITCase {
         assertThat(collapses.path("filter").get(0).path("prefix").asText())
                 .isEqualTo("${var.snapshot_prefix}_collapsed/");
         assertThat(rules.findValues("days"))
-                .as("no other expiry of current objects than staged copies, probes, collapse records")
+                .as(
+                        "no other expiry of current objects than staged copies, probes, collapse records")
                 .hasSize(3);
         assertThat(variable("expire_prefix").path("default").asText())
                 .as("nothing expires by default")

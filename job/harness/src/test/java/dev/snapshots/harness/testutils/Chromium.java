@@ -27,16 +27,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Headless Chromium from Debian's {@code chromium} package, driven over the DevTools protocol on a
  * WebSocket with the JDK's own HTTP client: load a page, evaluate JavaScript in it, read the
  * browser's own timings, take screenshots. Nothing else is downloaded (no Selenium, no driver).
  *
- * <p>Where the browser is missing, {@link #start} installs the package ({@code apt-get update},
- * then {@code apt-get install -y chromium}) when it runs as root; otherwise, or if that fails, the
- * calling test is skipped with the reason, never passed.
+ * <p>Where the browser is missing, {@link #start} installs Debian's package ({@link
+ * DebianPackages}) when it runs as root; otherwise, or if that fails, the calling test is skipped
+ * with the reason, never passed.
  */
 public final class Chromium implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -61,28 +60,11 @@ public final class Chromium implements AutoCloseable {
     }
 
     /** The browser, installed first if it has to be and can be; else the test is skipped. */
-    public static Path binary() throws IOException, InterruptedException {
-        Optional<Path> found = onPath();
-        if (found.isPresent()) {
-            return found.get();
-        }
-        String user = run(List.of("id", "-un")).trim();
-        if (!run(List.of("id", "-u")).trim().equals("0")) {
-            Assumptions.abort(
-                    "headless Chromium is not installed and "
-                            + user
-                            + " is not root, so the test cannot install it: run `apt-get install -y chromium` as root"
-                            + " (Debian's package), then run the browser tests again");
-        }
-        System.err.println("Chromium is missing: installing Debian's chromium package (apt-get)");
-        String update = run(List.of("apt-get", "update", "-q"));
-        String install = run(List.of("apt-get", "install", "-y", "-q", "chromium"));
+    public static Path binary() {
         return onPath().orElseGet(
                         () -> {
-                            Assumptions.abort(
-                                    "Chromium is missing and `apt-get install -y chromium` did not install it: "
-                                            + tail(update + install));
-                            return null;
+                            DebianPackages.require(Map.of("/usr/bin/chromium", "chromium"));
+                            return Path.of("/usr/bin/chromium");
                         });
     }
 
@@ -314,18 +296,5 @@ public final class Chromium implements AutoCloseable {
             }
         }
         return Optional.empty();
-    }
-
-    private static String run(List<String> command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        return out;
-    }
-
-    private static String tail(String s) {
-        return s.length() <= 800 ? s : s.substring(s.length() - 800);
     }
 }

@@ -101,15 +101,7 @@ public final class DockerEngine implements ExtensionContext.Store.CloseableResou
         Assumptions.assumeTrue(
                 uid.equals("0"),
                 "skipped: a Docker engine needs root, and these tests run as uid " + uid);
-        NEEDED.forEach(
-                (file, pkg) ->
-                        Assumptions.assumeTrue(
-                                Files.isExecutable(Path.of(file)),
-                                "skipped: "
-                                        + file
-                                        + " is missing; install Debian's "
-                                        + pkg
-                                        + " (.ci/run does)"));
+        DebianPackages.require(NEEDED);
         Path dir = Files.createDirectories(root.resolve("target/docker"));
         // What an aborted run left: its engine, its short directory in /tmp, its data root.
         stopLeftover(dir.resolve("dockerd.pid"));
