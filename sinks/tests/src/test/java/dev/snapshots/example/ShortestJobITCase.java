@@ -101,8 +101,11 @@ class ShortestJobITCase {
                         source.indexOf('\n', source.indexOf("// README:start")) + 1,
                         source.lastIndexOf('\n', source.indexOf("// README:end")) + 1);
 
-        assertThat(Files.readString(root.resolve("README.md")))
-                .contains(job.replaceAll("(?m)^    ", ""));
+        String readme = Files.readString(root.resolve("README.md"));
+        int block = readme.indexOf("```java\n", readme.indexOf("### The shortest job")) + 8;
+
+        assertThat(readme.substring(block, readme.indexOf("```", block)))
+                .isEqualTo(job.replaceAll("(?m)^    ", ""));
     }
 
     @Test

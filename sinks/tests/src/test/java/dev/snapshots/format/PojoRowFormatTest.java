@@ -180,6 +180,11 @@ class PojoRowFormatTest {
         public LocalDate day;
         public int shop;
         public Double mean;
+
+        @Override
+        public String toString() {
+            return customer + "/" + day + "/" + shop;
+        }
     }
 
     /** Property: the key sorts as the key fields do, and the events' selector gives it too. */
@@ -197,7 +202,12 @@ class PojoRowFormatTest {
             t.customer =
                     List.of("", "a", "a\0", "ab", "b", "é", "Zoë").get(random.nextInt(7))
                             + (random.nextBoolean() ? "" : "x");
-            t.day = LocalDate.ofEpochDay(random.nextInt(40_000) - 20_000);
+            // Days close together half the time, so that rows often differ only by shop.
+            t.day =
+                    LocalDate.ofEpochDay(
+                            random.nextBoolean()
+                                    ? random.nextInt(3) - 1
+                                    : random.nextInt(40_000) - 20_000);
             t.shop = random.nextInt(5) - 2 + (random.nextBoolean() ? 0 : random.nextInt());
             totals.add(t);
 
