@@ -135,10 +135,21 @@ final class PojoFields<T> implements KeySelector<T, String> {
         LogicalType byClass =
                 javaClass == BigDecimal.class ? new DecimalType() : TYPES.get(javaClass);
         DataTypeHint hint = field.getAnnotation(DataTypeHint.class);
-        LogicalType declared =
-                hint == null || hint.value().isEmpty()
-                        ? byClass
-                        : LogicalTypeParser.parse(hint.value(), owner.getClassLoader());
+        LogicalType declared = byClass;
+        if (hint != null && !hint.value().isEmpty()) {
+            try {
+                declared = LogicalTypeParser.parse(hint.value(), owner.getClassLoader());
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(
+                        "field "
+                                + field.getName()
+                                + " of class "
+                                + owner.getName()
+                                + " has a @DataTypeHint that is no SQL type: "
+                                + e.getMessage(),
+                        e);
+            }
+        }
         if (byClass == null
                 || ColumnType.of(declared).isEmpty()
                 || ColumnType.of(declared).get() != ColumnType.of(byClass).get()

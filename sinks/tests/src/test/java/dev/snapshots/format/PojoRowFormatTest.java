@@ -262,6 +262,11 @@ class PojoRowFormatTest {
         public String customer;
     }
 
+    public static class Unparsable {
+        @DataTypeHint("DECIMAL(12, 2")
+        public BigDecimal amount;
+    }
+
     public static class NotAPojo {
         public final String customer;
 
@@ -283,6 +288,9 @@ class PojoRowFormatTest {
         assertThatThrownBy(() -> PojoRowFormat.of(Misdeclared.class, "customer"))
                 .hasMessageContaining("field customer of class")
                 .hasMessageContaining("declared INT");
+        assertThatThrownBy(() -> PojoRowFormat.of(Unparsable.class, "amount"))
+                .hasMessageContaining("field amount of class")
+                .hasMessageContaining("no SQL type");
         assertThatThrownBy(() -> PojoRowFormat.of(NotAPojo.class, "customer"))
                 .hasMessageContaining(NotAPojo.class.getName() + " is not a Flink POJO");
         assertThatThrownBy(() -> PojoRowFormat.of(Total.class, "client"))
