@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.format.PojoRowFormat;
 import java.io.IOException;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -16,6 +17,7 @@ import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 
 /**
  * Publishes each part of (window, bucket) as exactly one object at a key derived from the logical
@@ -83,10 +85,11 @@ public final class CanonicalSnapshotSink<T>
      * @param windowResults the output of an event-time window keyed by {@link
      *     dev.snapshots.format.RowFormat#key}, each row with its window's timestamp (as a window
      *     function emits them), not re-partitioned since
-     * @throws IllegalArgumentException if the bucketing is not key groups, B does not divide the
-     *     max parallelism, the parallelism would split a bucket between subtasks, or checkpoints
-     *     could fall between a window's rows and its watermark (unaligned checkpoints with
-     *     interruptible timers or without chaining)
+     * @throws IllegalArgumentException if the bucketing is not key groups, a {@link
+     *     PojoRowFormat}'s rows come from a window keyed by anything but its key selector, B does
+     *     not divide the max parallelism, the parallelism would split a bucket between subtasks, or
+     *     checkpoints could fall between a window's rows and its watermark (unaligned checkpoints
+     *     with interruptible timers or without chaining)
      * @throws IllegalStateException if the store does not refuse a second create-if-absent, or the
      *     job version was first written with another B, bucketing, window length or schema (see
      *     {@link dev.snapshots.store.StoreConformance}, {@link
@@ -109,6 +112,11 @@ public final class CanonicalSnapshotSink<T>
                             + ": set the same on both");
         }
         Bucketing.KEY_GROUPS.requireWholeKeyGroups(config.bucketCount(), maxParallelism);
+        if (config.rowFormat() instanceof PojoRowFormat<T> pojo
+                && windowResults.getTransformation() instanceof OneInputTransformation<?, ?> window
+                && window.getStateKeySelector() != null) {
+            pojo.requireKeyedBy(window.getStateKeySelector());
+        }
         int parallelism = windowResults.getParallelism();
         if (parallelism > 0) {
             Bucketing.KEY_GROUPS.requireWholeBuckets(

@@ -1,6 +1,10 @@
-package dev.snapshots.table;
+package dev.snapshots.format;
 
+import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -9,8 +13,11 @@ import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.util.Utf8;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -23,8 +30,12 @@ import org.apache.flink.table.types.logical.TimestampType;
  * <p>Key texts sort as the values do ({@link String#compareTo}), so a part's rows come out in
  * primary-key order: numbers as fixed-width hex with the sign flipped, decimals as a sign digit and
  * the unscaled value's digits (nines' complement below zero), strings as they are.
+ *
+ * <p>Shared by the SQL connector's rows ({@code RowData}) and {@link PojoRowFormat}, which hands
+ * its fields over as the same internal values, so both write a type the same way.
  */
-enum ColumnType {
+@Internal
+public enum ColumnType {
     STRING,
     BOOLEAN,
     INT,
@@ -37,14 +48,14 @@ enum ColumnType {
     /** {@code TIMESTAMP_LTZ(3)}: an instant, Parquet's timestamp adjusted to UTC. */
     TIMESTAMP_LTZ;
 
-    static final String SUPPORTED =
+    public static final String SUPPORTED =
             "STRING, BOOLEAN, INT, BIGINT, DOUBLE, DECIMAL(p, s), DATE, TIMESTAMP(3) and"
                     + " TIMESTAMP_LTZ(3)";
 
     private static final HexFormat HEX = HexFormat.of();
 
     /** The type of a SQL column, if a part can hold it. */
-    static Optional<ColumnType> of(LogicalType type) {
+    public static Optional<ColumnType> of(LogicalType type) {
         return Optional.ofNullable(
                 switch (type.getTypeRoot()) {
                     case CHAR, VARCHAR -> STRING;
@@ -68,7 +79,7 @@ enum ColumnType {
      * The Avro type of a non-null value of {@code type}; a decimal is a fixed of the fewest bytes
      * its precision needs, named after its column (named types must be unique in a schema).
      */
-    Schema avro(String column, LogicalType type) {
+    public Schema avro(String column, LogicalType type) {
         return switch (this) {
             case STRING -> Schema.create(Schema.Type.STRING);
             case BOOLEAN -> Schema.create(Schema.Type.BOOLEAN);
@@ -94,6 +105,61 @@ enum ColumnType {
         };
     }
 
+    /**
+     * A Java value of this type as Flink's internal data holds it ({@code RowData}'s field): {@code
+     * String}, {@code Boolean}, {@code Integer}, {@code Long}, {@code Double}, {@code BigDecimal}
+     * (no more digits than the column keeps: never rounded), {@code LocalDate}, {@code
+     * LocalDateTime} and {@code Instant} (milliseconds kept, as {@code TIMESTAMP(3)}).
+     *
+     * @throws IllegalArgumentException if the value is of another class, or a decimal does not fit
+     */
+    public Object internal(Object value, ColumnSpec column) {
+        Object internal =
+                switch (this) {
+                    case STRING -> value instanceof String s ? StringData.fromString(s) : null;
+                    case BOOLEAN -> value instanceof Boolean ? value : null;
+                    case INT -> value instanceof Integer ? value : null;
+                    case BIGINT -> value instanceof Long ? value : null;
+                    case DOUBLE -> value instanceof Double ? value : null;
+                    case DECIMAL -> value instanceof BigDecimal d ? decimal(d, column) : null;
+                    case DATE -> value instanceof LocalDate d ? (int) d.toEpochDay() : null;
+                    case TIMESTAMP ->
+                            value instanceof LocalDateTime t
+                                    ? TimestampData.fromLocalDateTime(t)
+                                    : null;
+                    case TIMESTAMP_LTZ ->
+                            value instanceof Instant t ? TimestampData.fromInstant(t) : null;
+                };
+        if (internal == null) {
+            throw new IllegalArgumentException(
+                    column.name() + " holds a " + value.getClass().getName() + ", not a " + this);
+        }
+        return internal;
+    }
+
+    private static DecimalData decimal(BigDecimal value, ColumnSpec column) {
+        DecimalData decimal;
+        try {
+            // setScale without rounding: a value with more digits than the column keeps is refused.
+            decimal =
+                    DecimalData.fromBigDecimal(
+                            value.setScale(column.scale()), column.precision(), column.scale());
+        } catch (ArithmeticException e) {
+            decimal = null;
+        }
+        if (decimal == null) {
+            throw new IllegalArgumentException(
+                    String.format(
+                            Locale.ROOT,
+                            "%s holds %s, which DECIMAL(%d, %d) cannot keep without rounding",
+                            column.name(),
+                            value.toPlainString(),
+                            column.precision(),
+                            column.scale()));
+        }
+        return decimal;
+    }
+
     /** The bytes of the two's complement of the largest unscaled value of {@code precision}. */
     static int fixedSize(int precision) {
         return BigInteger.TEN.pow(precision).subtract(BigInteger.ONE).bitLength() / 8 + 1;
@@ -103,7 +169,7 @@ enum ColumnType {
      * The value at {@code pos}, not null, as a record of the column's {@link #avro} type holds it
      * (raw, no Avro conversions: what the part's writer and fingerprint take).
      */
-    Object value(RowData row, int pos, ColumnSpec column) {
+    public Object value(RowData row, int pos, ColumnSpec column) {
         return switch (this) {
             case STRING -> new Utf8(row.getString(pos).toBytes());
             case BOOLEAN -> row.getBoolean(pos);
@@ -125,7 +191,8 @@ enum ColumnType {
      * columns ends with {@code \0\0}, its own NULs written {@code \0\uFFFF}: a shorter string then
      * sorts first, and no two keys of different values give one text.
      */
-    void appendKey(RowData row, int pos, ColumnSpec column, boolean last, StringBuilder key) {
+    public void appendKey(
+            RowData row, int pos, ColumnSpec column, boolean last, StringBuilder key) {
         switch (this) {
             case STRING -> {
                 String s = row.getString(pos).toString();
