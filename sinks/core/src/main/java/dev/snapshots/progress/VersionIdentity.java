@@ -7,10 +7,13 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -25,6 +28,9 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * switch of bucketing keeps the keys and moves rows between parts, so a key's rows end up in two
  * parts or in none. Each is one edited setting, and each succeeds silently unless checked.
  *
+ * @param schema the parts' Avro schema as its parsing fingerprint (hex): a field added to a row
+ *     format without a new schema version would otherwise only show as divergences of every part
+ *     computed again; empty in records written before it was kept, which are not compared on it
  * @param maxParallelism the max parallelism key-group buckets are laid out over; 0 where the
  *     bucketing does not depend on it
  * @param keyScheme {@link ObjectKeys#KEY_SCHEME}
@@ -35,6 +41,7 @@ public record VersionIdentity(
         String pipeline,
         int jobVersion,
         int schemaVersion,
+        String schema,
         int buckets,
         String bucketing,
         int maxParallelism,
@@ -61,6 +68,11 @@ public record VersionIdentity(
         return recorded.isPresent()
                 ? Optional.of(parse(kind, recorded.get().content()))
                 : Optional.empty();
+    }
+
+    /** The {@code schema} of an identity: the Avro schema's parsing fingerprint, in hex. */
+    public static String schemaFingerprint(Schema schema) {
+        return HexFormat.of().toHexDigits(SchemaNormalization.parsingFingerprint64(schema));
     }
 
     /**
@@ -109,6 +121,9 @@ public record VersionIdentity(
                 Duration.ofMillis(r.windowLengthMillis),
                 Duration.ofMillis(windowLengthMillis));
         add(d, "schema version", r.schemaVersion, schemaVersion);
+        if (!r.schema.isEmpty()) {
+            add(d, "schema (its fingerprint)", r.schema, schema);
+        }
         add(d, "pinned inputs", show(r.pinnedInputs), show(pinnedInputs));
         add(d, "key scheme", r.keyScheme, keyScheme);
         return d;
@@ -150,6 +165,7 @@ public record VersionIdentity(
         doc.put("pipeline", pipeline);
         doc.put("jobVersion", jobVersion);
         doc.put("schemaVersion", schemaVersion);
+        doc.put("schema", schema);
         doc.put("buckets", buckets);
         doc.put("bucketing", bucketing);
         doc.put("maxParallelism", maxParallelism);
@@ -174,6 +190,7 @@ public record VersionIdentity(
                 doc.path("pipeline").asText(),
                 doc.path("jobVersion").asInt(),
                 doc.path("schemaVersion").asInt(),
+                doc.path("schema").asText(),
                 doc.path("buckets").asInt(),
                 doc.path("bucketing").asText(),
                 doc.path("maxParallelism").asInt(),

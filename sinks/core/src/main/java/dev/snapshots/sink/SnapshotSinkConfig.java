@@ -170,6 +170,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
                 pipeline,
                 jobVersion,
                 schemaVersion,
+                VersionIdentity.schemaFingerprint(rowFormat.schema()),
                 bucketCount,
                 bucketing.name(),
                 bucketing == Bucketing.KEY_GROUPS ? maxParallelism : 0,

@@ -4,6 +4,8 @@ import static dev.snapshots.sink.SnapshotSinkITCase.awaitParts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.format.RowFormat;
+import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.progress.VersionIdentity.IdentityMismatchException;
@@ -14,12 +16,18 @@ import dev.snapshots.testutils.CountingMetricGroup;
 import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.Readings;
 import dev.snapshots.testutils.SnapshotTestJob;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
@@ -64,7 +72,48 @@ class VersionIdentityITCase {
                                 j ->
                                         SnapshotTestJob.over(Readings.of(2, 120_000, 40, 16))
                                                 .store(j.store()),
-                        "window length PT1M (recorded), PT2M (this run)"));
+                        "window length PT1M (recorded), PT2M (this run)"),
+                Arguments.of(
+                        "a column added, the schema version kept",
+                        (UnaryOperator<SnapshotTestJob>) j -> j.rowFormat(new WithNote()),
+                        "schema (its fingerprint) "
+                                + VersionIdentity.schemaFingerprint(KeyTotal.SCHEMA)
+                                + " (recorded), "
+                                + VersionIdentity.schemaFingerprint(WithNote.SCHEMA)
+                                + " (this run)"));
+    }
+
+    /** KeyTotal with one more column, as a user adds a field to their row type. */
+    static final class WithNote implements RowFormat<KeyTotal> {
+        private static final long serialVersionUID = 1L;
+        static final Schema SCHEMA =
+                SchemaBuilder.record("KeyTotal")
+                        .namespace("dev.snapshots.test")
+                        .fields()
+                        .requiredString("key")
+                        .requiredLong("window_start")
+                        .requiredLong("count")
+                        .requiredLong("sum")
+                        .optionalString("note")
+                        .endRecord();
+
+        @Override
+        public Schema schema() {
+            return SCHEMA;
+        }
+
+        @Override
+        public String key(KeyTotal row) {
+            return row.key;
+        }
+
+        @Override
+        public GenericRecord toRecord(KeyTotal row) {
+            GenericRecord total = new KeyTotal.Format().toRecord(row);
+            GenericRecord r = new GenericData.Record(SCHEMA);
+            KeyTotal.SCHEMA.getFields().forEach(f -> r.put(f.name(), total.get(f.name())));
+            return r;
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -86,6 +135,30 @@ class VersionIdentityITCase {
         try (ObjectStore s = store.open()) {
             assertThat(VersionIdentity.read(s, PartKind.SNAPSHOT, "readings", 2)).isPresent();
         }
+    }
+
+    /**
+     * A job version first written by 0.1, whose identity record has no schema: a run under the same
+     * settings goes on, and its schema is not compared with a record that never had one.
+     */
+    @Test
+    void anIdentityRecordedWithoutASchemaIsNotComparedOnIt() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        try (ObjectStore s = store.open()) {
+            s.putIfAbsent(
+                    ObjectKeys.identityKey(PartKind.SNAPSHOT, "readings", 1),
+                    ("{\"bucketing\": \"KEY_GROUPS\", \"buckets\": 4, \"format\": 1,"
+                                    + " \"jobVersion\": 1, \"keyScheme\": 1, \"maxParallelism\":"
+                                    + " 128, \"pinnedInputs\": \"\", \"pipeline\": \"readings\","
+                                    + " \"recordedAt\": \"2026-11-30T12:00:00Z\", \"schemaVersion\":"
+                                    + " 1, \"windowLengthMillis\": 60000}")
+                            .getBytes(StandardCharsets.UTF_8),
+                    Map.of());
+        }
+
+        SnapshotTestJob.over(READINGS).store(store).rowFormat(new WithNote()).run();
+
+        assertThat(everything(store)).anyMatch(k -> k.contains("part-00000-of-00004"));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.snapshots.testutils;
 
+import dev.snapshots.format.RowFormat;
 import dev.snapshots.sink.Backoff;
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSink;
@@ -50,6 +51,7 @@ public final class SnapshotTestJob {
     private Backoff backoff = new Backoff(6, Duration.ofMillis(20), Duration.ofMillis(500));
     private long failAfterEvents = -1;
     private String savepoint;
+    private RowFormat<KeyTotal> rowFormat = new KeyTotal.Format();
 
     private SnapshotTestJob(Readings readings) {
         this.readings = readings;
@@ -75,6 +77,12 @@ public final class SnapshotTestJob {
     }
 
     /** Key groups: the sink chained to the window; hash: behind the assembling window. */
+    /** How the totals are written: a schema edited without a new schema version, say. */
+    public SnapshotTestJob rowFormat(RowFormat<KeyTotal> rowFormat) {
+        this.rowFormat = rowFormat;
+        return this;
+    }
+
     public SnapshotTestJob bucketing(Bucketing bucketing) {
         this.bucketing = bucketing;
         return this;
@@ -196,7 +204,7 @@ public final class SnapshotTestJob {
                 .bucketing(bucketing)
                 .windowLength(Duration.ofMillis(readings.windowMillis()))
                 .store(store)
-                .rowFormat(new KeyTotal.Format())
+                .rowFormat(rowFormat)
                 .inlineThresholdBytes(inlineThresholdBytes)
                 .retries(backoff)
                 .build();

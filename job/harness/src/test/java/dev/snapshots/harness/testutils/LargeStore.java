@@ -37,6 +37,7 @@ public final class LargeStore {
                         PIPELINE,
                         1,
                         1,
+                        "",
                         buckets,
                         "KEY_GROUPS",
                         128,
