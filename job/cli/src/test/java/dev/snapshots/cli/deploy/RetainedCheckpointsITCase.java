@@ -26,6 +26,7 @@ import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -102,8 +103,20 @@ class RetainedCheckpointsITCase {
      * so do the store requests of each submit's search.
      */
     @Test
+    @Tag("long")
     void aHundredJobManagerRestartsLeaveABoundedNumberOfCheckpointsAndListingsThatDoNotGrow()
             throws Exception {
+        restarts(100);
+    }
+
+    /** The same over 30 restarts, in every build (the hundred take two minutes: -Plong). */
+    @Test
+    void thirtyJobManagerRestartsLeaveABoundedNumberOfCheckpointsAndListingsThatDoNotGrow()
+            throws Exception {
+        restarts(30);
+    }
+
+    private static void restarts(int restarts) throws Exception {
         Path real = realCheckpoint();
         S3ProxyServer s3 = S3ProxyServer.get();
         String rootUri = "s3://" + s3.createBucket("checkpoints") + "/flink/checkpoints";
@@ -114,7 +127,7 @@ class RetainedCheckpointsITCase {
                         StoreSpec.parse(rootUri).withEndpoint(counter.endpoint()).open();
                 ObjectStore flink = StoreSpec.parse(rootUri).withEndpoint(s3.endpoint()).open()) {
             long nextId = 1;
-            for (int restart = 1; restart <= 100; restart++) {
+            for (int restart = 1; restart <= restarts; restart++) {
                 String incarnation = "jm-" + restart;
                 int before = counter.forwarded();
                 Optional<RetainedCheckpoints.Retained> from = Optional.empty();
@@ -155,22 +168,25 @@ class RetainedCheckpointsITCase {
                     });
             flink.listDirectories("", incarnations::add);
             System.out.printf(
-                    "FIGURES checkpoints after 100 JobManager restarts: %d _metadata in %d incarnations %s;"
-                            + " store requests of a submit's search at restarts 2, 10, 50, 100: %d, %d, %d, %d%n",
+                    "FIGURES checkpoints after %d JobManager restarts: %d _metadata in %d incarnations %s;"
+                            + " store requests of a submit's search at restarts 2, 10, %d, %d: %d, %d, %d, %d%n",
+                    restarts,
                     metadata.size(),
                     incarnations.size(),
                     incarnations,
+                    restarts / 2,
+                    restarts,
                     requestsPerSubmit.get(1),
                     requestsPerSubmit.get(9),
-                    requestsPerSubmit.get(49),
-                    requestsPerSubmit.get(99));
+                    requestsPerSubmit.get(restarts / 2 - 1),
+                    requestsPerSubmit.get(restarts - 1));
             // The one resumed from (3 retained), this one's (3), and an unfinished one at most.
             assertThat(incarnations).hasSizeLessThanOrEqualTo(3);
             assertThat(metadata).hasSizeLessThanOrEqualTo(6);
             // Two cycles of seven restarts (one with a JobManager killed early) set the level.
             long early = requestsPerSubmit.subList(1, 15).stream().max(Long::compare).orElseThrow();
-            assertThat(requestsPerSubmit.subList(15, 100))
-                    .as("store requests of each submit's search, restarts 16 to 100")
+            assertThat(requestsPerSubmit.subList(15, restarts))
+                    .as("store requests of each submit's search, restarts 16 to %d", restarts)
                     .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(early));
         }
     }

@@ -22,6 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +32,11 @@ import org.junit.jupiter.api.Test;
  * task replaced at minimum 0 %: the old one releases version N, the new one's entrypoint runs
  * {@code snapshots submit} with {@code SNAPSHOTS_FROM_SAVEPOINT} and the new job version, which the
  * module's Terraform test shows the variables become).
+ *
+ * <p>Two minutes of a cluster's life: {@code ./mvnw verify -Plong} runs it (tag {@code long});
+ * ClusterITCase runs the same commands on the cluster in every build.
  */
+@Tag("long")
 class TerraformRunbookITCase {
     private static final Path ROOT = Path.of(System.getProperty("snapshots.root"));
     private static final Pattern SNAPSHOTS = Pattern.compile("^snapshots (.+?)\\s*(#.*)?$");
