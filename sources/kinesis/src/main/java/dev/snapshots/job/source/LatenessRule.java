@@ -42,6 +42,14 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
     }
 
     /**
+     * An on-time event whose watermark someone else computed (a SQL table's {@code WATERMARK}
+     * expression); as {@link #accept}, the split's watermark only rises.
+     */
+    public void acceptWithWatermark(SplitProgress p, long watermark) {
+        p.raiseWatermark(watermark);
+    }
+
+    /**
      * The watermark a split may announce at wall-clock time {@code caughtUpToMillis}, when every
      * record that arrived before that time has been read: past its own, if it has been quiet for
      * longer than the idleness timeout. Any record arriving later raises the split's watermark at
