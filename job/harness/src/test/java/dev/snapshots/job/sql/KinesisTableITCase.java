@@ -1,6 +1,7 @@
 package dev.snapshots.job.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.harness.cluster.Kinesalite;
 import dev.snapshots.harness.testutils.KinesaliteServer;
@@ -38,6 +39,8 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.FileUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -209,6 +212,32 @@ class KinesisTableITCase {
         assertThat(counter(job.getJobID(), "late")).isEqualTo(injected.get("late").size());
         assertThat(counter(job.getJobID(), "bad-format"))
                 .isEqualTo(injected.get("bad-format").size());
+    }
+
+    /**
+     * The planner drops a sink a table source adds beside the query: a job planned with {@code
+     * executeSql} would lose every dead letter, so it refuses to start instead.
+     */
+    @Test
+    void anInsertRunByExecuteSqlFailsRatherThanDropItsDeadLetters() throws Exception {
+        Kinesalite kinesis = KinesaliteServer.get();
+        String arn =
+                Kinesalite.createStream(
+                        kinesis.client(), "plain-" + Long.toHexString(System.nanoTime()), 1);
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        root = Path.of(store.uri());
+        StreamTableEnvironment tables =
+                StreamTableEnvironment.create(StreamExecutionEnvironment.getExecutionEnvironment());
+        TableResult insert = null;
+        for (SqlScript.Statement statement :
+                SqlScript.parse(script(arn, kinesis.endpoint(), store)).statements()) {
+            if (statement.kind() != SqlScript.Kind.SET) {
+                insert = tables.executeSql(statement.text());
+            }
+        }
+        TableResult started = insert;
+        assertThatThrownBy(() -> started.await(2, TimeUnit.MINUTES))
+                .hasStackTraceContaining("the dead letters of table orders have no sink");
     }
 
     private static String script(String arn, String endpoint, StoreSpec store) {
