@@ -4,7 +4,6 @@ import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.job.source.SplitProgress;
-import java.time.Instant;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import org.apache.flink.annotation.Internal;
@@ -117,16 +116,7 @@ final class RowJudge implements RecordJudge<RowData> {
         } else {
             long time = row.getTimestamp(rowtime, rowtimePrecision).getMillisecond();
             if (rule.isLate(progress, time)) {
-                reject(
-                        raw,
-                        DeadLetterRow.LATE,
-                        "event time "
-                                + Instant.ofEpochMilli(time)
-                                + " is in a window its shard's watermark "
-                                + Instant.ofEpochMilli(progress.watermark())
-                                + " has closed",
-                        progress,
-                        out);
+                reject(raw, DeadLetterRow.LATE, rule.lateDetail(progress, time), progress, out);
             } else {
                 rule.acceptWithWatermark(progress, watermarkAfter(progress, row, time));
                 out.collect(GenericRowData.of(row, null), time);

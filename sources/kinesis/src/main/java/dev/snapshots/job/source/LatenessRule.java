@@ -1,6 +1,7 @@
 package dev.snapshots.job.source;
 
 import java.io.Serializable;
+import java.time.Instant;
 import org.apache.flink.annotation.Internal;
 
 /**
@@ -34,6 +35,15 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
         long windowEnd =
                 eventTimeMillis - Math.floorMod(eventTimeMillis, windowMillis) + windowMillis;
         return windowEnd - 1 <= p.watermark();
+    }
+
+    /** Why an event {@link #isLate} is: what a dead letter {@code late} says. */
+    public String lateDetail(SplitProgress p, long eventTimeMillis) {
+        return "event time "
+                + Instant.ofEpochMilli(eventTimeMillis)
+                + " is in a window its shard's watermark "
+                + Instant.ofEpochMilli(p.watermark())
+                + " has closed";
     }
 
     /** An on-time event moves its split's watermark. */
