@@ -18,6 +18,9 @@ class SnapshotsKinesisTableFactoryTest {
                     + " 'window' = '1 min', 'dead-letters.store' = 'file:///nowhere',"
                     + " 'dead-letters.pipeline' = 'orders', 'dead-letters.job-version' = '1'";
 
+    private static final String WATERMARKED =
+            "customer STRING, order_time TIMESTAMP(3), WATERMARK FOR order_time AS order_time";
+
     private static void plan(String columns, String options) {
         TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
         tables.executeSql("CREATE TABLE orders (" + columns + ") WITH (" + options + ")");
@@ -50,8 +53,7 @@ class SnapshotsKinesisTableFactoryTest {
         assertThatThrownBy(
                         () ->
                                 plan(
-                                        "customer STRING, order_time TIMESTAMP(3),"
-                                                + " WATERMARK FOR order_time AS order_time",
+                                        WATERMARKED,
                                         OPTIONS.replace(
                                                 "arn:aws:kinesis:us-east-1:000000000000:stream/orders",
                                                 "orders")))
@@ -64,8 +66,7 @@ class SnapshotsKinesisTableFactoryTest {
         assertThatThrownBy(
                         () ->
                                 plan(
-                                        "customer STRING, order_time TIMESTAMP(3),"
-                                                + " WATERMARK FOR order_time AS order_time",
+                                        WATERMARKED,
                                         OPTIONS.replace(
                                                 ", 'dead-letters.store' = 'file:///nowhere'", "")))
                 .rootCause()
