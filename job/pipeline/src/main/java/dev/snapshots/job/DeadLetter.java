@@ -4,9 +4,6 @@ import dev.snapshots.format.DeadLetterRows;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.job.ingest.Rejection;
 import dev.snapshots.job.source.RawRecord;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.Base64;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
@@ -15,8 +12,6 @@ import org.apache.flink.annotation.Internal;
 /** A record the job could not use, with why and where it came from. A Flink POJO. */
 @Internal
 public class DeadLetter {
-    static final int MAX_PAYLOAD_CHARS = 1024;
-
     public static final Schema SCHEMA = DeadLetterRows.SCHEMA;
 
     public String origin;
@@ -41,17 +36,9 @@ public class DeadLetter {
                 raw.origin, reason, detail, raw.arrivalMillis, preview(raw.payload, reason));
     }
 
-    /** Readable text when the bytes are UTF-8, base64 otherwise; bounded either way. */
     static String preview(byte[] payload, Rejection reason) {
-        byte[] bytes = payload == null ? new byte[0] : payload;
-        if (reason == Rejection.INVALID_UTF8 || reason == Rejection.BAD_AGGREGATE) {
-            int n = Math.min(bytes.length, MAX_PAYLOAD_CHARS * 3 / 4);
-            return "base64:" + Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, n));
-        }
-        String text = new String(bytes, StandardCharsets.UTF_8);
-        return text.length() <= MAX_PAYLOAD_CHARS
-                ? text
-                : text.substring(0, MAX_PAYLOAD_CHARS) + "...";
+        return DeadLetterRows.preview(
+                payload, reason == Rejection.INVALID_UTF8 || reason == Rejection.BAD_AGGREGATE);
     }
 
     /** Dead letters are sorted and bucketed by origin: one source position, one row. */

@@ -41,7 +41,8 @@ class PipelineJarITCase {
                         "dev/snapshots/store/s3/S3ObjectStore.class",
                         "dev/snapshots/job/source/kinesis/KinesisShardSource.class",
                         "dev/snapshots/job/sql/SqlJob.class",
-                        "dev/snapshots/table/CanonicalSnapshotsTableFactory.class");
+                        "dev/snapshots/table/CanonicalSnapshotsTableFactory.class",
+                        "dev/snapshots/kinesis/SnapshotsKinesisTableFactory.class");
         try (JarFile file = new JarFile(jar.toFile())) {
             assertThat(
                             new String(
@@ -51,8 +52,10 @@ class PipelineJarITCase {
                                                                     + ".table.factories.Factory"))
                                             .readAllBytes(),
                                     StandardCharsets.UTF_8))
-                    .as("Flink SQL finds the connector in the jar")
-                    .contains("dev.snapshots.table.CanonicalSnapshotsTableFactory");
+                    .as("Flink SQL finds the connectors in the jar")
+                    .contains(
+                            "dev.snapshots.table.CanonicalSnapshotsTableFactory",
+                            "dev.snapshots.kinesis.SnapshotsKinesisTableFactory");
         }
         assertThat(entries)
                 .as("Flink's SQL, which a Flink distribution's lib/ holds")

@@ -1,5 +1,8 @@
 package dev.snapshots.format;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Base64;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.flink.annotation.PublicEvolving;
@@ -24,5 +27,25 @@ public final class DeadLetterRows {
                     .requiredString("payload")
                     .endRecord();
 
+    /** The most of a rejected record's payload a dead letter keeps. */
+    public static final int MAX_PAYLOAD_CHARS = 1024;
+
     private DeadLetterRows() {}
+
+    /**
+     * A dead letter's {@code payload}: readable text, or {@code base64:...} for bytes that are not
+     * text (invalid UTF-8, a KPL aggregate); bounded either way, so one huge record cannot swell a
+     * part.
+     */
+    public static String preview(byte[] payload, boolean binary) {
+        byte[] bytes = payload == null ? new byte[0] : payload;
+        if (binary) {
+            int n = Math.min(bytes.length, MAX_PAYLOAD_CHARS * 3 / 4);
+            return "base64:" + Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, n));
+        }
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        return text.length() <= MAX_PAYLOAD_CHARS
+                ? text
+                : text.substring(0, MAX_PAYLOAD_CHARS) + "...";
+    }
 }

@@ -5,7 +5,6 @@ import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.job.source.SplitProgress;
-import java.time.Instant;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceOutput;
 
@@ -46,11 +45,7 @@ public final class EventJudge implements RecordJudge<Ingested> {
             reject(
                     raw,
                     Rejection.LATE,
-                    "event time "
-                            + Instant.ofEpochMilli(e.timestampMillis)
-                            + " is in a window its shard's watermark "
-                            + Instant.ofEpochMilli(progress.watermark())
-                            + " has closed",
+                    rule.lateDetail(progress, e.timestampMillis),
                     progress,
                     out);
         } else {

@@ -1,6 +1,7 @@
 package dev.snapshots.job.sql;
 
 import dev.snapshots.job.config.JobOptions;
+import dev.snapshots.kinesis.DeadLetterSinks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +15,7 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamStatementSet;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.api.config.TableConfigOptions;
 
@@ -85,23 +86,30 @@ public final class SqlJob {
         env.configure(settings);
         StreamTableEnvironment tables = StreamTableEnvironment.create(env);
         tables.getConfig().addConfiguration(settings);
-        TableResult insert = null;
+        // The INSERT joins the environment's graph rather than running alone, with the dead
+        // letters' sinks of its snapshots-kinesis tables, which the planner alone would drop.
+        StreamStatementSet insert = tables.createStatementSet();
         for (SqlScript.Statement statement : script.statements()) {
             if (statement.kind() == SqlScript.Kind.SET) {
                 continue;
             }
             try {
-                TableResult result = tables.executeSql(statement.text());
                 if (statement.kind() == SqlScript.Kind.INSERT) {
-                    insert = result;
+                    insert.addInsertSql(statement.text());
+                    DeadLetterSinks.attachAsDataStream(insert, env);
+                } else {
+                    tables.executeSql(statement.text());
                 }
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException(
                         "line " + statement.line() + ": " + messages(e), e);
             }
         }
-        return insert.getJobClient()
-                .orElseThrow(() -> new IllegalStateException("the INSERT started no job"));
+        try {
+            return env.executeAsync(name);
+        } catch (Exception e) {
+            throw new IllegalStateException("the INSERT started no job: " + messages(e), e);
+        }
     }
 
     /** An exception's message and its causes', each once: Flink's refusals come wrapped. */

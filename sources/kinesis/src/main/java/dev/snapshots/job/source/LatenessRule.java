@@ -1,6 +1,7 @@
 package dev.snapshots.job.source;
 
 import java.io.Serializable;
+import java.time.Instant;
 import org.apache.flink.annotation.Internal;
 
 /**
@@ -36,9 +37,26 @@ public record LatenessRule(long windowMillis, long outOfOrdernessMillis, long id
         return windowEnd - 1 <= p.watermark();
     }
 
+    /** Why an event {@link #isLate} is: what a dead letter {@code late} says. */
+    public String lateDetail(SplitProgress p, long eventTimeMillis) {
+        return "event time "
+                + Instant.ofEpochMilli(eventTimeMillis)
+                + " is in a window its shard's watermark "
+                + Instant.ofEpochMilli(p.watermark())
+                + " has closed";
+    }
+
     /** An on-time event moves its split's watermark. */
     public void accept(SplitProgress p, long eventTimeMillis) {
         p.raiseWatermark(eventTimeMillis - outOfOrdernessMillis - 1);
+    }
+
+    /**
+     * An on-time event whose watermark someone else computed (a SQL table's {@code WATERMARK}
+     * expression); as {@link #accept}, the split's watermark only rises.
+     */
+    public void acceptWithWatermark(SplitProgress p, long watermark) {
+        p.raiseWatermark(watermark);
     }
 
     /**

@@ -110,7 +110,8 @@ public final class KinesisShardSource<T>
     }
 
     @Override
-    public SourceReader<T, ShardSplit> createReader(SourceReaderContext context) {
+    public SourceReader<T, ShardSplit> createReader(SourceReaderContext context) throws Exception {
+        judge.open(context);
         Set<String> released = ConcurrentHashMap.newKeySet();
         // How far behind the tip this reader's last GetRecords was, per shard; the gauge is the
         // largest. This consumer's own lag: CloudWatch's iterator age is the oldest of every
