@@ -84,7 +84,9 @@ class LocaleIndependenceITCase {
                                         .toString()));
         command.addAll(settings);
         command.addAll(
-                List.of("-cp", System.getProperty("java.class.path"), Probe.class.getName()));
+                List.of(
+                        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
+                        "-cp", System.getProperty("java.class.path"), Probe.class.getName()));
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("HOSTNAME", "host-" + settings.hashCode());
         Path log = Files.createTempFile("locale-probe", ".log");
