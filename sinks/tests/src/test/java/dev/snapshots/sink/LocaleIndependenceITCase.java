@@ -86,7 +86,9 @@ class LocaleIndependenceITCase {
         command.addAll(
                 List.of(
                         "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-                        "-cp", System.getProperty("java.class.path"), Probe.class.getName()));
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        Probe.class.getName()));
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("HOSTNAME", "host-" + settings.hashCode());
         Path log = Files.createTempFile("locale-probe", ".log");
