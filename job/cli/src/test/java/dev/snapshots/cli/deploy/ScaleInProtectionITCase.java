@@ -37,6 +37,7 @@ import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -150,9 +151,10 @@ class ScaleInProtectionITCase {
 
     /**
      * A REST API down for 30 s (a JobManager restarting) is waited out; the sidecar lives on and
-     * hands over afterwards.
+     * hands over afterwards. A minute of waiting: tagged {@code long} (-Plong).
      */
     @Test
+    @Tag("long")
     void aRestApiDownForThirtySecondsIsWaitedOut(@InjectClusterClient ClusterClient<?> client)
             throws Exception {
         JobClient job = startJob();
