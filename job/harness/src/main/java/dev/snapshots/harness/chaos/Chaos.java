@@ -52,7 +52,7 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
 @Internal
 public final class Chaos {
     public static final String JOB_JAR =
-            "job/pipeline/target/snapshots-pipeline-0.1.0-SNAPSHOT-job.jar";
+            "job/pipeline/target/snapshots-pipeline-0.2.0-SNAPSHOT-job.jar";
     public static final String USAGE =
             String.join(
                     "\n",
