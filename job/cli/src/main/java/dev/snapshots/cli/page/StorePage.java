@@ -402,20 +402,25 @@ public final class StorePage {
         return ObjectKeys.parseManifest(where).map(CellKey::of);
     }
 
+    /** The grid that draws the cell's window, if the page draws it. */
+    private Optional<Grid> drawnIn(CellKey c) {
+        return grids.stream()
+                .filter(
+                        g ->
+                                g.version.kind() == c.kind()
+                                        && g.version.pipeline().equals(c.pipeline())
+                                        && g.version.jobVersion() == c.jobVersion()
+                                        && g.schema == c.schema()
+                                        && g.windows.containsKey(c.window()))
+                .findFirst();
+    }
+
     /** Where on the page a finding points: its cell, its window's row, its grid, or nowhere. */
     public Optional<String> anchorOf(Audit.Finding f) {
         Optional<CellKey> cell = cellOf(f.where());
         if (cell.isPresent()) {
             CellKey c = cell.get();
-            return grids.stream()
-                    .filter(
-                            g ->
-                                    g.version.kind() == c.kind()
-                                            && g.version.pipeline().equals(c.pipeline())
-                                            && g.version.jobVersion() == c.jobVersion()
-                                            && g.schema == c.schema()
-                                            && g.windows.containsKey(c.window()))
-                    .findFirst()
+            return drawnIn(c)
                     .map(
                             g ->
                                     c.bucket() < 0
@@ -438,15 +443,7 @@ public final class StorePage {
                     : "not a part's";
         }
         CellKey c = CellKey.of(part.get());
-        return grids.stream()
-                .filter(
-                        g ->
-                                g.version.kind() == c.kind()
-                                        && g.version.pipeline().equals(c.pipeline())
-                                        && g.version.jobVersion() == c.jobVersion()
-                                        && g.schema == c.schema()
-                                        && g.windows.containsKey(c.window()))
-                .findFirst()
+        return drawnIn(c)
                 .map(
                         g ->
                                 g
