@@ -19,8 +19,11 @@ import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testkit.StoreKind;
 import dev.snapshots.testutils.CountingMetricGroup;
 import dev.snapshots.testutils.KeyTotal;
+import dev.snapshots.testutils.StoreContents;
 import dev.snapshots.testutils.TestCommitRequest;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +64,7 @@ class SnapshotCommitterITCase {
             assertThat(metrics.count("partsCollapsed")).isEqualTo(2);
             assertThat(keysUnder(store, "readings/")).containsExactly(part.key());
             String record = ObjectKeys.collapsedKey(part.key(), "job-a");
-            assertThat(objectsUnder(store, ObjectKeys.COLLAPSED_PREFIX))
+            assertThat(StoreContents.keys(store, ObjectKeys.COLLAPSED_PREFIX))
                     .as("one record per part and job, however often it collapses")
                     .containsExactly(record);
             assertThat(ObjectKeys.parseCollapsed(record).orElseThrow().key()).isEqualTo(part.key());
@@ -77,8 +80,7 @@ class SnapshotCommitterITCase {
     void aCollapseWhoseRecordCannotBeWrittenStillCommits() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         // A file where the records' directory would go: every record's write fails.
-        java.nio.file.Files.writeString(
-                java.nio.file.Path.of(spec.uri()).resolve("_collapsed"), "in the way");
+        Files.writeString(Path.of(spec.uri()).resolve("_collapsed"), "in the way");
         CountingMetricGroup metrics = new CountingMetricGroup();
         try (ObjectStore store = spec.open();
                 SnapshotCommitter committer = committer(spec, metrics)) {
@@ -94,7 +96,7 @@ class SnapshotCommitterITCase {
 
             assertThat(again.alreadyCommitted).isTrue();
             assertThat(metrics.count("partsCollapsed")).isEqualTo(1);
-            assertThat(objectsUnder(store, ObjectKeys.COLLAPSED_PREFIX)).isEmpty();
+            assertThat(StoreContents.keys(store, ObjectKeys.COLLAPSED_PREFIX)).isEmpty();
         }
     }
 
@@ -517,12 +519,6 @@ class SnapshotCommitterITCase {
     }
 
     /** The parts under {@code prefix}: neither the pointer nor the manifests. */
-    private static List<String> objectsUnder(ObjectStore store, String prefix) throws Exception {
-        List<String> keys = new ArrayList<>();
-        store.list(prefix, o -> keys.add(o.key()));
-        return keys;
-    }
-
     private static List<String> keysUnder(ObjectStore store, String prefix) throws Exception {
         List<String> keys = new ArrayList<>();
         store.list(prefix, o -> ObjectKeys.parse(o.key()).ifPresent(p -> keys.add(p.key())));

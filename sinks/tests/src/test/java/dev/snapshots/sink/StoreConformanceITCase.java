@@ -15,6 +15,7 @@ import dev.snapshots.testutils.CountingMetricGroup;
 import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.Readings;
 import dev.snapshots.testutils.SnapshotTestJob;
+import dev.snapshots.testutils.StoreContents;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,7 @@ class StoreConformanceITCase {
             Verdict verdict = StoreConformance.probe(store);
 
             assertThat(verdict.conforming()).as(verdict.toString()).isTrue();
-            assertThat(everything(store)).isEmpty();
+            assertThat(StoreContents.keys(store, "")).isEmpty();
         }
     }
 
@@ -61,7 +62,7 @@ class StoreConformanceITCase {
                     .contains("a conditional PUT (If-None-Match: *) over an existing object")
                     .contains("replaced it")
                     .contains("Nothing was published");
-            assertThat(everything(store)).isEmpty();
+            assertThat(StoreContents.keys(store, "")).isEmpty();
         }
     }
 
@@ -118,7 +119,7 @@ class StoreConformanceITCase {
             List<String> staged = new ArrayList<>();
             store.listStaged("", s -> staged.add(s.key()));
             assertThat(staged).isEmpty();
-            assertThat(everything(store)).isEmpty();
+            assertThat(StoreContents.keys(store, "")).isEmpty();
         }
     }
 
@@ -134,7 +135,7 @@ class StoreConformanceITCase {
                 .isInstanceOf(NonConformingStoreException.class)
                 .hasMessageContaining(spec.toString());
         try (ObjectStore store = spec.open()) {
-            assertThat(everything(store)).isEmpty();
+            assertThat(StoreContents.keys(store, "")).isEmpty();
         }
     }
 
@@ -168,11 +169,5 @@ class StoreConformanceITCase {
         S3ProxyServer legacy = S3ProxyServer.withoutConditionalWrites();
         return StoreSpec.parse("s3://" + legacy.createBucket("legacy") + "/out")
                 .withEndpoint(legacy.endpoint());
-    }
-
-    private static List<String> everything(ObjectStore store) throws IOException {
-        List<String> keys = new ArrayList<>();
-        store.list("", o -> keys.add(o.key()));
-        return keys;
     }
 }

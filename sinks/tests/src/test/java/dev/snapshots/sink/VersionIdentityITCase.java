@@ -16,9 +16,9 @@ import dev.snapshots.testutils.CountingMetricGroup;
 import dev.snapshots.testutils.KeyTotal;
 import dev.snapshots.testutils.Readings;
 import dev.snapshots.testutils.SnapshotTestJob;
+import dev.snapshots.testutils.StoreContents;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -217,10 +217,8 @@ class VersionIdentityITCase {
     }
 
     private static List<String> everything(StoreSpec spec) throws Exception {
-        List<String> keys = new ArrayList<>();
         try (ObjectStore store = spec.open()) {
-            store.list("", o -> keys.add(o.key()));
+            return StoreContents.keys(store, "");
         }
-        return keys;
     }
 }

@@ -30,6 +30,13 @@ public final class StoreContents {
     public final List<String> divergenceEvidence = new ArrayList<>();
     public final List<String> unexpected = new ArrayList<>();
 
+    /** Every object key under {@code prefix}, protocol objects included. */
+    public static List<String> keys(ObjectStore store, String prefix) throws IOException {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
+    }
+
     public static StoreContents read(ObjectStore store, String pipeline, int jobVersion)
             throws IOException {
         StoreContents c = new StoreContents();
