@@ -106,6 +106,9 @@ class ReadmeCommandsTest {
                 found.add(block[1].lines().findFirst().orElseThrow().strip());
             }
         }
+        assertThat(found.subList(0, 2))
+                .as("the README's first two commands, which .ci/run runs")
+                .containsExactly("./snapshots demo", "./mvnw -B verify");
         assertThat(found)
                 .as("README commands without a test: add one, and list it in ReadmeCommandsTest")
                 .allSatisfy(c -> assertThat(RUN_BY).containsKey(c));
