@@ -266,7 +266,7 @@ class OrdersPipelineITCase {
                 + "\nSET 'parallelism.default' = '1';\n";
     }
 
-    private static String option(String sql, String key, String value) {
+    static String option(String sql, String key, String value) {
         String quoted = "'" + key + "' = '";
         int at = sql.indexOf(quoted);
         assertThat(at).as("the example sets %s", key).isNotNegative();
