@@ -9,11 +9,15 @@
 #                 never deletes what its successor resumed from, and 'submit' searches them all.
 #                 SNAPSHOTS_FROM_SAVEPOINT: where a job with no checkpoint of its own yet starts (a
 #                 new job version); once it has its own, a restart resumes from those.
+#                 The program (snapshots submit --help): SNAPSHOTS_SQL, a SQL script's text; or
+#                 SNAPSHOTS_JOB_ARGS, the bundled job's flags, or for a jar of your own
+#                 (SNAPSHOTS_JAR, a path in the image) "--pipeline P --job-version N --store URI --
+#                 its own arguments".
 #   taskmanager   a TaskManager, as Flink runs it.
 #   protect       the ECS scale-in protection sidecar of a TaskManager task (snapshots protect --help).
 #   anything else is handed to /docker-entrypoint.sh.
 set -euo pipefail
-jar=/opt/flink/usrlib/snapshots-job.jar
+jar=${SNAPSHOTS_JAR:-/opt/flink/usrlib/snapshots-job.jar}
 cli=/opt/snapshots/snapshots-cli.jar
 classpath="/opt/flink/lib/*:$cli"
 snapshots() { java -cp "$classpath" dev.snapshots.cli.Cli "$@"; }
@@ -27,7 +31,16 @@ case "${1:-jobmanager}" in
 state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
       echo "snapshots: this JobManager checkpoints under ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     fi
-    : "${SNAPSHOTS_JOB_ARGS:?set SNAPSHOTS_JOB_ARGS to the job flags}"
+    if [ -n "${SNAPSHOTS_SQL:-}" ]; then
+      # A file of its own for 'submit', which sends the text on to the JobManager.
+      script=$(mktemp --suffix=.sql)
+      printf '%s\n' "$SNAPSHOTS_SQL" > "$script"
+      program=(--sql "$script")
+    else
+      : "${SNAPSHOTS_JOB_ARGS:?set SNAPSHOTS_SQL to a SQL script, or SNAPSHOTS_JOB_ARGS to the job flags}"
+      # Word splitting is wanted: SNAPSHOTS_JOB_ARGS holds flags.
+      read -r -a program <<< "$SNAPSHOTS_JOB_ARGS"
+    fi
     # The one way this JobManager stops, whatever the state ('submit' waiting, returned, or
     # failed): 'release' cancels the job and waits for its tasks to end first, because a
     # JobManager that stops under a running job leaves TaskManagers that refuse the job its
@@ -57,12 +70,11 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     trap 'asked_to_stop=1; stop_jobmanager; await_jobmanager' TERM INT
     /docker-entrypoint.sh jobmanager &
     jobmanager=$!
-    # Word splitting is wanted: SNAPSHOTS_JOB_ARGS holds flags. java itself runs in the background,
-    # not the function: $! must be the JVM, which a SIGTERM stops (a function runs in a subshell of
-    # its own, which would die alone and leave the JVM behind).
-    # shellcheck disable=SC2086
+    # java itself runs in the background, not the function: $! must be the JVM, which a SIGTERM
+    # stops (a function runs in a subshell of its own, which would die alone and leave the JVM
+    # behind).
     java -cp "$classpath" dev.snapshots.cli.Cli submit --rest http://localhost:8081 --jar "$jar" \
-      ${SNAPSHOTS_FROM_SAVEPOINT:+--from-savepoint "$SNAPSHOTS_FROM_SAVEPOINT"} $SNAPSHOTS_JOB_ARGS &
+      ${SNAPSHOTS_FROM_SAVEPOINT:+--from-savepoint "$SNAPSHOTS_FROM_SAVEPOINT"} "${program[@]}" &
     submit=$!
     submitted=0
     wait "$submit" || submitted=$?

@@ -34,7 +34,15 @@ locals {
   # Without it a command-line JVM sizes its heap from the task's memory, not from cli_memory.
   cli_java_options = "-Xmx${var.cli_heap_mb}m"
   # The job's own flags; SNAPSHOTS_JOB_ARGS of the JobManager, and what an operator's command names.
-  job_args = "--source kinesis --stream-arn ${local.stream_arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s --shard-poll-interval ${var.shard_poll_interval_ms}ms ${var.job_args}"
+  # A jar of one's own gets its own arguments after '--'; the flags before name what its sink writes.
+  job_args = (var.job_jar == ""
+    ? "--source kinesis --stream-arn ${local.stream_arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s --shard-poll-interval ${var.shard_poll_interval_ms}ms ${var.job_args}"
+  : "--store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s -- ${var.job_args}")
+  # What the JobManager's 'snapshots submit' runs (the image's entrypoint): a script, or flags.
+  program_environment = concat(
+    var.sql_script != "" ? [{ name = "SNAPSHOTS_SQL", value = var.sql_script }] : [{ name = "SNAPSHOTS_JOB_ARGS", value = local.job_args }],
+    var.job_jar != "" ? [{ name = "SNAPSHOTS_JAR", value = var.job_jar }] : [],
+  )
 
   # Memory of each task that Flink must leave to others: the metrics sidecar, the protect sidecar
   # (TaskManagers), and the 'snapshots submit' JVM inside the JobManager container. The rest, less
@@ -310,7 +318,6 @@ locals {
       { name = "AWS_REGION", value = data.aws_region.current.name },
       { name = "FLINK_PROPERTIES", value = local.flink_properties.jobmanager },
       { name = "SNAPSHOTS_CHECKPOINT_BASE", value = local.checkpoint_base },
-      { name = "SNAPSHOTS_JOB_ARGS", value = local.job_args },
       # For 'snapshots submit', which runs beside the JobManager in this container. HotSpot reads
       # it in every JVM, but the JobManager's own -Xmx (from its process size) comes later on its
       # command line and wins.
@@ -320,6 +327,7 @@ locals {
       # 'submit --from-savepoint'); ignored once it has, so it may stay set after the bump. Left
       # out when empty: ECS drops empty values, and the plan would show a change on every run.
       var.from_savepoint == "" ? [] : [{ name = "SNAPSHOTS_FROM_SAVEPOINT", value = var.from_savepoint }],
+      local.program_environment,
     )
     portMappings = [for p in [local.ports.jobmanager_rpc, local.ports.blob, local.ports.rest] : { containerPort = p, protocol = "tcp" }]
     # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
@@ -405,6 +413,15 @@ resource "aws_ecs_task_definition" "flink" {
     precondition {
       condition     = local.flink_process_memory[each.key] >= 1024
       error_message = "The ${each.key} task leaves Flink ${local.flink_process_memory[each.key]} MiB after its sidecars; give the task more memory (at least 1024 MiB for Flink)."
+    }
+    # The module's operations (outputs, the operator task, alarms) name its pipeline, version and
+    # store: a script that writes elsewhere would run unwatched.
+    precondition {
+      condition = var.sql_script == "" || alltrue([
+        for option in ["'pipeline'\\s*=\\s*'${var.pipeline}'", "'job-version'\\s*=\\s*'${var.job_version}'", "'store'\\s*=\\s*'${local.store_uri}"] :
+        can(regex(option, var.sql_script))
+      ])
+      error_message = "sql_script's canonical-snapshots table must set 'pipeline' = '${var.pipeline}', 'job-version' = '${var.job_version}' and a 'store' under ${local.store_uri}."
     }
   }
 }

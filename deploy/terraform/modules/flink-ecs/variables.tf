@@ -23,13 +23,29 @@ variable "image" {
 }
 
 variable "job_args" {
-  description = "Extra job flags (snapshots run --help), e.g. \"--buckets 4\"; --source, --stream-arn, --store, --region, --pipeline, --job-version, --checkpoint-interval and --shard-poll-interval are set by the module."
+  description = "Extra job flags (snapshots run --help), e.g. \"--buckets 4\"; --source, --stream-arn, --store, --region, --pipeline, --job-version, --checkpoint-interval and --shard-poll-interval are set by the module. With job_jar: the jar's own arguments."
   type        = string
   default     = ""
   validation {
-    condition     = length(regexall("--(source|stream-arn|store|region|pipeline|job-version|checkpoint-interval|shard-poll-interval)\\b", var.job_args)) == 0
+    condition     = var.job_jar != "" || length(regexall("--(source|stream-arn|store|region|pipeline|job-version|checkpoint-interval|shard-poll-interval)\\b", var.job_args)) == 0
     error_message = "job_args must not set a flag the module sets itself (use its variable: pipeline, job_version, checkpoint_interval_seconds, shard_poll_interval_ms)."
   }
+}
+
+variable "sql_script" {
+  description = "A SQL script to run instead of the bundled job (snapshots submit --sql; e.g. file(\"orders.sql\")). The table its INSERT writes ('connector' = 'canonical-snapshots') must name this module's pipeline and job_version and a store under its store_uri; read the module's stream_arn with 'connector' = 'snapshots-kinesis'. Its SETs rule its checkpointing. Empty: the bundled job."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.sql_script == "" || (var.job_jar == "" && var.job_args == "")
+    error_message = "sql_script is the whole job: leave job_jar and job_args empty."
+  }
+}
+
+variable "job_jar" {
+  description = "A job jar of your own, as a path in the image (an image built FROM this one, e.g. /opt/flink/usrlib/my-job.jar), with job_args its own arguments. Its sink must write the module's pipeline, job_version and store_uri, which name the job (its id, the audit gate). Empty: the bundled job."
+  type        = string
+  default     = ""
 }
 
 variable "checkpoint_interval_seconds" {

@@ -300,3 +300,43 @@ run "job_args_cannot_override_what_the_module_sets" {
   }
   expect_failures = [var.job_args]
 }
+
+run "a_sql_script_is_the_whole_job" {
+  command = plan
+  variables {
+    sql_script = "CREATE TABLE out (...) WITH ('connector' = 'canonical-snapshots', 'store' = 's3://snap-bucket/snapshots/orders', 'pipeline' = 'telemetry', 'job-version' = '1');\nINSERT INTO out SELECT * FROM orders;"
+  }
+  assert {
+    condition     = { for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_SQL"] == var.sql_script
+    error_message = "The JobManager's submit gets the script (SNAPSHOTS_SQL)."
+  }
+  assert {
+    condition     = length(setintersection(["SNAPSHOTS_JOB_ARGS", "SNAPSHOTS_JAR"], [for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name])) == 0
+    error_message = "With a script, no job flags and no jar of one's own."
+  }
+}
+
+run "a_sql_script_that_writes_another_pipeline_is_refused" {
+  command = plan
+  variables {
+    sql_script = "CREATE TABLE out (...) WITH ('connector' = 'canonical-snapshots', 'store' = 's3://snap-bucket/snapshots', 'pipeline' = 'orders', 'job-version' = '1');"
+  }
+  expect_failures = [aws_ecs_task_definition.flink]
+}
+
+run "a_jar_of_ones_own_gets_its_own_arguments" {
+  command = plan
+  variables {
+    job_jar  = "/opt/flink/usrlib/my-job.jar"
+    job_args = "--store elsewhere --window 1h"
+  }
+  assert {
+    condition     = { for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_JAR"] == "/opt/flink/usrlib/my-job.jar"
+    error_message = "The JobManager's submit runs the jar in the image (SNAPSHOTS_JAR)."
+  }
+  assert {
+    condition = ({ for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_JOB_ARGS"]
+    == "--store s3://snap-bucket/snapshots --region eu-west-1 --pipeline telemetry --job-version 1 --checkpoint-interval 10s -- --store elsewhere --window 1h")
+    error_message = "The flags before -- name the job (id, audit gate); the jar's own arguments follow it, as given."
+  }
+}

@@ -165,9 +165,11 @@ class DeployFilesITCase {
      * the stop went as designed), and no process is left behind.
      */
     @ParameterizedTest(name = "submit {0}")
-    @ValueSource(strings = {"waits", "runs", "fails"})
-    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager(String submit)
+    @ValueSource(strings = {"waits", "runs", "fails", "runs a script"})
+    void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager(String asked)
             throws Exception {
+        String submit = asked.split(" ")[0];
+        boolean script = asked.endsWith("script");
         Path dir = Files.createTempDirectory("entrypoint");
         Path log = dir.resolve("log");
         Path pids = dir.resolve("pids");
@@ -191,7 +193,8 @@ class DeployFilesITCase {
                         "echo \"cli $args\" >> \"$LOG\"",
                         "trap 'echo \"cli ${args%% *} TERM\" >> \"$LOG\"; exit 143' TERM",
                         "case \"$args\" in",
-                        "  submit*) case \"$SUBMIT\" in",
+                        "  submit*) [[ \"$args\" != *--sql* ]] || cat \"${args##* }\" >> \"$LOG\"",
+                        "    case \"$SUBMIT\" in",
                         "    runs) sleep 0.3; echo 'submit returned' >> \"$LOG\"; exit 0;;",
                         "    fails) sleep 0.3; echo 'submit failed' >> \"$LOG\"; exit 1;;",
                         "    waits) while :; do sleep 0.1; done;;",
@@ -216,7 +219,14 @@ class DeployFilesITCase {
         pb.environment().put("LOG", log.toString());
         pb.environment().put("PIDS", pids.toString());
         pb.environment().put("SUBMIT", submit);
-        pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
+        if (script) {
+            pb.environment()
+                    .put(
+                            "SNAPSHOTS_SQL",
+                            "CREATE TABLE t (x STRING);\nINSERT INTO t SELECT 'it''s';");
+        } else {
+            pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
+        }
         // The moment of the SIGTERM: in the quiet wait, after submit returned, or while the
         // entrypoint handles the failure (its release runs).
         String sigtermOnceLogged =
@@ -263,6 +273,19 @@ class DeployFilesITCase {
                 .isLessThan(lines.indexOf("jobmanager TERM"));
         assertThat(container.exitValue()).as("a stop as designed: %s", described).isZero();
         assertThat(leftBehind).as("processes still running after the container stopped").isEmpty();
+        String submitted =
+                lines.stream().filter(l -> l.startsWith("cli submit")).findFirst().orElseThrow();
+        if (script) {
+            assertThat(submitted)
+                    .startsWith(
+                            "cli submit --rest http://localhost:8081 --jar /opt/flink/usrlib/snapshots-job.jar --sql ");
+            assertThat(lines)
+                    .as("the script, as submit read it")
+                    .containsSubsequence(
+                            "CREATE TABLE t (x STRING);", "INSERT INTO t SELECT 'it''s';");
+        } else {
+            assertThat(submitted).endsWith(" --store s3://b/p");
+        }
     }
 
     @Test

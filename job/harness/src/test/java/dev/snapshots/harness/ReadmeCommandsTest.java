@@ -40,6 +40,16 @@ class ReadmeCommandsTest {
                                     + " --store s3://snapshots/out --endpoint S3_URL",
                             List.of("ClusterITCase")),
                     entry("./snapshots cluster down", List.of("ClusterITCase")),
+                    entry(
+                            "./snapshots submit --rest REST_URL --jar"
+                                    + " job/pipeline/target/snapshots-pipeline-0.2.0-SNAPSHOT-job.jar"
+                                    + " --sql orders.sql",
+                            List.of("SqlOnClusterITCase")),
+                    // the job jar as "your own", with its flags as its own arguments
+                    entry(
+                            "./snapshots submit --rest REST_URL --jar my-job.jar --pipeline orders"
+                                    + " --job-version 1 --store s3://bucket/out -- --my-flag value",
+                            List.of("SqlOnClusterITCase")),
                     // as root, through DockerEngine; skipped without root and Debian's packages
                     entry(
                             "deploy/local-images/build.sh",

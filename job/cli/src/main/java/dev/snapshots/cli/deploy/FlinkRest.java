@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -42,9 +44,9 @@ public final class FlinkRest {
     }
 
     /**
-     * Runs a job jar on the JobManager that answers now, with these program arguments, from {@code
-     * savepoint} and under job id {@code jobId} when not null (else Flink picks a fresh id);
-     * returns the job's id.
+     * Runs a job jar on the JobManager that answers now: its {@code entryClass} (null: the jar's
+     * Main-Class) with these program arguments, from {@code savepoint} and under job id {@code
+     * jobId} when not null (else Flink picks a fresh id); returns the job's id.
      *
      * <p>An uploaded jar is a file of one JobManager process: a successor (a task ECS replaced, a
      * JobManager killed and started again) has none of its predecessor's uploads, and answers a run
@@ -52,11 +54,12 @@ public final class FlinkRest {
      * uploaded each time, and again when the JobManager behind the address changed between the
      * upload and the run.
      */
-    public String uploadAndRun(Path jar, List<String> args, String savepoint, String jobId)
+    public String uploadAndRun(
+            Path jar, String entryClass, List<String> args, String savepoint, String jobId)
             throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
-                return run(upload(jar), args, savepoint, jobId);
+                return run(upload(jar), entryClass, args, savepoint, jobId);
             } catch (IOException e) {
                 if (attempt == 3 || !jarGone(e)) {
                     throw e;
@@ -95,10 +98,49 @@ public final class FlinkRest {
         return Path.of(uploaded.path("filename").asText()).getFileName().toString();
     }
 
-    private String run(String jarId, List<String> args, String savepoint, String jobId)
-            throws IOException {
+    /**
+     * Runs a job jar's main on the JobManager up to the job's start, without starting it: what it
+     * refuses as it builds the job (a table it cannot plan, a store or job version identity the
+     * sink refuses), it refuses now.
+     *
+     * @throws IllegalArgumentException with the refusal's innermost cause, if the program refused
+     * @throws IOException if the JobManager could not be asked
+     */
+    public void plan(Path jar, String entryClass, List<String> args) throws IOException {
+        String jarId = upload(jar);
+        try {
+            post("/jars/" + jarId + "/plan", request(entryClass, args));
+        } catch (IOException e) {
+            String message = String.valueOf(e.getMessage());
+            if (!message.contains("/plan: 4") && !message.contains("/plan: 5")) {
+                throw e;
+            }
+            // The program's exception comes as the text of its stack trace: the innermost cause
+            // says what to change.
+            Matcher cause = CAUSE.matcher(message.replace("\\n", "\n").replace("\\t", "\t"));
+            String reason = "the program refused: " + message;
+            while (cause.find()) {
+                reason = cause.group(1).strip();
+            }
+            throw new IllegalArgumentException(reason, e);
+        }
+    }
+
+    private static final Pattern CAUSE = Pattern.compile("Caused by: [\\w.$]+: ([^\n]*)");
+
+    private static Map<String, Object> request(String entryClass, List<String> args) {
         Map<String, Object> request = new LinkedHashMap<>();
+        if (entryClass != null) {
+            request.put("entryClass", entryClass);
+        }
         request.put("programArgsList", args);
+        return request;
+    }
+
+    private String run(
+            String jarId, String entryClass, List<String> args, String savepoint, String jobId)
+            throws IOException {
+        Map<String, Object> request = request(entryClass, args);
         if (savepoint != null) {
             request.put("savepointPath", savepoint);
         }

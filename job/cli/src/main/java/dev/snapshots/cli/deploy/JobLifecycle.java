@@ -3,7 +3,6 @@ package dev.snapshots.cli.deploy;
 import dev.snapshots.cli.Audit;
 import dev.snapshots.cli.Flags;
 import dev.snapshots.cli.StoreArgs;
-import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
@@ -18,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,9 +46,9 @@ public final class JobLifecycle {
     public static final String USAGE =
             String.join(
                     "\n",
-                    "usage: snapshots submit  --rest URL --jar JAR [--from-savepoint PATH] [job flags]",
-                    "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND [job flags]",
-                    "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH --job-version N+1 [job flags]",
+                    "usage: snapshots submit  --rest URL --jar JAR [--from-savepoint PATH] PROGRAM",
+                    "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND PROGRAM",
+                    "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH PROGRAM (of job version N+1)",
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL] [--force]",
                     "       snapshots release --rest URL",
                     "       snapshots savepoint --rest URL --job-version N [--pipeline P]",
@@ -74,10 +74,28 @@ public final class JobLifecycle {
                     "            (state.savepoints.dir) and print its path; the job keeps running. The start of version N+1",
                     "            (submit --from-savepoint, SNAPSHOTS_FROM_SAVEPOINT, Terraform's from_savepoint)",
                     "",
-                    "job flags: as for 'snapshots run' (snapshots run --help); they must name the same pipeline and version",
+                    "PROGRAM, one of:",
+                    "  [job flags]  the bundled job (JAR: snapshots-job.jar), its flags as for 'snapshots run' (snapshots run --help)",
+                    "  --sql FILE   a SQL script (JAR: snapshots-job.jar), as for 'snapshots run --sql'; the table its INSERT writes",
+                    "               ('connector' = 'canonical-snapshots') names the pipeline, job version and store",
+                    "  --pipeline P --job-version N --store URI [--endpoint URL] [--checkpoint-interval D] [--entry-class C] -- ARGS",
+                    "               any job jar, with its own arguments after --; the flags before name what its sink writes",
+                    "               (for the job id and the audit gate) and must be the sink's",
                     "exit status: 0 done, 1 refused or blocked (with the reason), 2 bad flags");
 
-    private static final List<String> OWN_FLAGS = List.of("rest", "jar", "roll", "from-savepoint");
+    private static final List<String> OWN_FLAGS =
+            List.of("rest", "jar", "roll", "from-savepoint", "sql", "entry-class");
+
+    /** What names any jar's job: the rest of its flags are its own, after {@code --}. */
+    private static final List<ConfigOption<?>> JAR_FLAGS =
+            List.of(
+                    JobOptions.PIPELINE,
+                    JobOptions.JOB_VERSION,
+                    JobOptions.STORE,
+                    JobOptions.ENDPOINT,
+                    JobOptions.REGION,
+                    JobOptions.CHECKPOINT_INTERVAL);
+
     private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
 
     /** How long a checkpoint must stay the newest, at least, before a job resumes from it. */
@@ -92,18 +110,25 @@ public final class JobLifecycle {
     private final PrintStream out;
     private final Map<String, Roll> rolls;
     private final Map<String, String> own = new LinkedHashMap<>();
-    private final JobConfig config;
-    private final List<String> jobArgs;
+    private final Program program;
 
-    private JobLifecycle(String command, String[] args, PrintStream out, Map<String, Roll> rolls) {
+    private JobLifecycle(String command, String[] args, PrintStream out, Map<String, Roll> rolls)
+            throws IOException {
         this.out = out;
         this.rolls = rolls;
         List<ConfigOption<?>> options = new ArrayList<>(JobOptions.ALL);
         for (String name : OWN_FLAGS) {
             options.add(ConfigOptions.key("operations." + name).stringType().noDefaultValue());
         }
+        int dashes = List.of(args).indexOf("--");
         Configuration values =
-                CommandLine.parse(args, options, Set.of(), 0, new Configuration()).options();
+                CommandLine.parse(
+                                dashes < 0 ? args : Arrays.copyOfRange(args, 0, dashes),
+                                options,
+                                Set.of(),
+                                0,
+                                new Configuration())
+                        .options();
         for (String name : OWN_FLAGS) {
             String value = values.getString("operations." + name, null);
             if (value != null) {
@@ -120,8 +145,58 @@ public final class JobLifecycle {
                 throw new IllegalArgumentException("--" + required + " is required for " + command);
             }
         }
-        this.config = JobConfig.of(values);
-        this.jobArgs = config.toArgs();
+        this.program =
+                program(values, dashes < 0 ? null : List.of(args).subList(dashes + 1, args.length));
+    }
+
+    /** The program the flags name: see {@link Program}. */
+    private Program program(Configuration values, List<String> theirs) throws IOException {
+        Set<String> jobFlags = new TreeSet<>();
+        for (ConfigOption<?> option : JobOptions.ALL) {
+            if (values.containsKey(option.key())) {
+                jobFlags.add(CommandLine.flag(option));
+            }
+        }
+        if (own.containsKey("sql")) {
+            if (theirs != null || !jobFlags.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "with --sql the script is the whole job: no job flags"
+                                + (jobFlags.isEmpty() ? "" : " (found " + jobFlags + ")")
+                                + (theirs == null ? "" : " and no arguments after --"));
+            }
+            return Program.sql(Path.of(own.get("sql")));
+        }
+        if (theirs == null) {
+            if (own.containsKey("entry-class")) {
+                throw new IllegalArgumentException(
+                        "--entry-class is for a jar with its own arguments (after --)");
+            }
+            return Program.bundled(JobConfig.of(values));
+        }
+        for (ConfigOption<?> required : JAR_FLAGS.subList(0, 3)) {
+            if (!values.containsKey(required.key())) {
+                throw new IllegalArgumentException(
+                        CommandLine.flag(required)
+                                + " is required for a jar with its own arguments: --pipeline,"
+                                + " --job-version and --store name what its sink writes");
+            }
+        }
+        for (ConfigOption<?> named : JAR_FLAGS) {
+            jobFlags.remove(CommandLine.flag(named));
+        }
+        if (!jobFlags.isEmpty()) {
+            throw new IllegalArgumentException(
+                    jobFlags + " are the bundled job's flags; a jar's own arguments go after --");
+        }
+        JobConfig named = JobConfig.of(values);
+        return new Program(
+                own.get("entry-class"),
+                theirs,
+                named.pipeline(),
+                named.jobVersion(),
+                named.store(),
+                named.get(JobOptions.CHECKPOINT_INTERVAL),
+                null);
     }
 
     /**
@@ -174,7 +249,7 @@ public final class JobLifecycle {
     }
 
     private String jobId() {
-        return jobId(config.pipeline(), config.jobVersion());
+        return jobId(program.pipeline(), program.jobVersion());
     }
 
     /**
@@ -188,7 +263,7 @@ public final class JobLifecycle {
         if (state != null && !FlinkRest.TERMINAL.contains(state)) {
             out.printf(
                     "job %s (%s v%d) is already %s%n",
-                    id, config.pipeline(), config.jobVersion(), state);
+                    id, program.pipeline(), program.jobVersion(), state);
             return id;
         }
         Optional<RetainedCheckpoints.Retained> from = settledRetained(rest, id);
@@ -196,12 +271,12 @@ public final class JobLifecycle {
         // on ECS); once the job has its own checkpoints, a restart resumes from them.
         String savepoint =
                 from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
-        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, savepoint, id);
+        rest.uploadAndRun(jar(), program.entryClass(), program.args(), savepoint, id);
         out.printf(
                 "job %s (%s v%d) submitted, %s%n",
                 id,
-                config.pipeline(),
-                config.jobVersion(),
+                program.pipeline(),
+                program.jobVersion(),
                 from.map(
                                 r ->
                                         "resuming from "
@@ -224,12 +299,12 @@ public final class JobLifecycle {
     private int upgrade() throws Exception {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
-        try (ObjectStore store = config.store().open()) {
+        try (ObjectStore store = program.store().open()) {
             List<Audit.Finding> findings = Audit.gate(store);
             if (!findings.isEmpty()) {
                 out.println(
                         "upgrade blocked by the audit of "
-                                + config.store()
+                                + program.store()
                                 + " (windows of the last "
                                 + Audit.GATE_PERIOD.toDays()
                                 + " days): "
@@ -244,7 +319,7 @@ public final class JobLifecycle {
             }
         }
         out.println("audit gate: clean");
-        if (!checked("upgrade")) {
+        if (!checked("upgrade", rest)) {
             return 1;
         }
         String savepoint;
@@ -292,14 +367,18 @@ public final class JobLifecycle {
      *
      * @return false, having said why, if the new version is refused
      */
-    private boolean checked(String op) {
+    private boolean checked(String op, FlinkRest rest) throws IOException {
         try {
-            SnapshotPipeline.check(config);
+            program.check(rest, jar());
             return true;
-        } catch (IllegalStateException e) {
+        } catch (IllegalStateException | IllegalArgumentException e) {
             out.println(op + " refused: " + e.getMessage() + " Nothing was changed.");
             return false;
         }
+    }
+
+    private Path jar() {
+        return Path.of(own.get("jar"));
     }
 
     private int replay() throws Exception {
@@ -310,29 +389,29 @@ public final class JobLifecycle {
                     "replay refused: job "
                             + id
                             + " ("
-                            + config.pipeline()
+                            + program.pipeline()
                             + " v"
-                            + config.jobVersion()
+                            + program.jobVersion()
                             + ") already ran on this cluster; pick the next job version");
             return 1;
         }
-        if (!checked("replay")) {
+        if (!checked("replay", rest)) {
             return 1;
         }
         String from = own.get("from-savepoint");
-        rest.uploadAndRun(Path.of(own.get("jar")), jobArgs, from, id);
+        rest.uploadAndRun(jar(), program.entryClass(), program.args(), from, id);
         out.printf(
                 "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
                         + " snapshots promote %s%s --pipeline %s --job-version %d (it starts at the savepoint, so promote"
                         + " names the earlier windows readers would lose and asks for --force)%n",
-                config.pipeline(),
-                config.jobVersion(),
+                program.pipeline(),
+                program.jobVersion(),
                 from,
                 id,
-                config.store().uri(),
-                config.store().endpoint().map(e -> " --endpoint " + e).orElse(""),
-                config.pipeline(),
-                config.jobVersion());
+                program.store().uri(),
+                program.store().endpoint().map(e -> " --endpoint " + e).orElse(""),
+                program.pipeline(),
+                program.jobVersion());
         return 0;
     }
 
@@ -468,7 +547,7 @@ public final class JobLifecycle {
      */
     private Optional<RetainedCheckpoints.Retained> settledRetained(FlinkRest rest, String id)
             throws IOException {
-        Duration quiet = config.get(JobOptions.CHECKPOINT_INTERVAL).multipliedBy(3);
+        Duration quiet = program.checkpointInterval().multipliedBy(3);
         quiet = quiet.compareTo(MIN_QUIET) < 0 ? MIN_QUIET : quiet;
         Optional<RetainedCheckpoints.Retained> newest = newestRetained(rest, id);
         while (newest.isPresent()) {
@@ -510,7 +589,7 @@ public final class JobLifecycle {
      */
     private void pruneOnceCheckpointed(
             FlinkRest rest, String id, RetainedCheckpoints.Retained from) {
-        Duration interval = config.get(JobOptions.CHECKPOINT_INTERVAL);
+        Duration interval = program.checkpointInterval();
         Duration patience = interval.multipliedBy(10);
         patience =
                 patience.compareTo(FIRST_CHECKPOINT_PATIENCE) < 0

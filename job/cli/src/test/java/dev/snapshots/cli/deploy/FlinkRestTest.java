@@ -46,10 +46,12 @@ class FlinkRestTest {
     @Test
     void aJarRunsOnTheJobManagerThatIsThereNowAfterTheFirstOneWasReplaced() throws IOException {
         FlinkRest rest = new FlinkRest(jobManager.address());
-        rest.uploadAndRun(jar, List.of("--windows", "3"), null, "f5905c4dee5e263030e8896b815b7f35");
+        rest.uploadAndRun(
+                jar, null, List.of("--windows", "3"), null, "f5905c4dee5e263030e8896b815b7f35");
 
         jobManager.replace();
-        String second = rest.uploadAndRun(jar, List.of("--windows", "3"), "s3://b/sp-1", null);
+        String second =
+                rest.uploadAndRun(jar, null, List.of("--windows", "3"), "s3://b/sp-1", null);
 
         assertThat(second).isNotEmpty();
         assertThat(jobManager.runs).containsExactly("jobmanager-1", "jobmanager-2");
@@ -60,7 +62,7 @@ class FlinkRestTest {
         FlinkRest rest = new FlinkRest(jobManager.address());
         jobManager.replaceAfterNextUpload = true;
 
-        rest.uploadAndRun(jar, List.of(), null, null);
+        rest.uploadAndRun(jar, null, List.of(), null, null);
 
         assertThat(jobManager.uploads).containsExactly("jobmanager-1", "jobmanager-2");
         assertThat(jobManager.runs).containsExactly("jobmanager-2");
@@ -71,7 +73,7 @@ class FlinkRestTest {
         FlinkRest rest = new FlinkRest(jobManager.address());
         jobManager.refuseRuns = true;
 
-        assertThatThrownBy(() -> rest.uploadAndRun(jar, List.of(), null, null))
+        assertThatThrownBy(() -> rest.uploadAndRun(jar, null, List.of(), null, null))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("Could not execute application");
         assertThat(jobManager.uploads).containsExactly("jobmanager-1");

@@ -175,7 +175,7 @@ final class Deployer {
                                                                 Duration.ofMinutes(2)));
                         // On the JobManager there now: the one the job started on may be gone,
                         // and its uploads with it.
-                        jobs.add(rest.uploadAndRun(jobJar, jobArgs, savepoint, null));
+                        jobs.add(rest.uploadAndRun(jobJar, null, jobArgs, savepoint, null));
                         awaitRecovery(0);
                     } finally {
                         producer.resume();

@@ -75,6 +75,7 @@ class ClusterITCase {
         String jobId =
                 rest.uploadAndRun(
                         Path.of(System.getProperty("snapshots.root"), Chaos.JOB_JAR),
+                        null,
                         args,
                         null,
                         null);

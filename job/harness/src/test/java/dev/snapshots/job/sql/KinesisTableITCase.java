@@ -246,9 +246,9 @@ class KinesisTableITCase {
                 Files.readString(
                         Path.of(System.getProperty("snapshots.root"))
                                 .resolve("examples/orders/orders-kinesis.sql"));
-        sql = OrdersPipelineITCase.option(sql, "stream.arn", arn);
-        sql = OrdersPipelineITCase.option(sql, "dead-letters.store", store.uri().toString());
-        sql = OrdersPipelineITCase.option(sql, "store", store.uri().toString());
+        sql = OrdersFixture.option(sql, "stream.arn", arn);
+        sql = OrdersFixture.option(sql, "dead-letters.store", store.uri().toString());
+        sql = OrdersFixture.option(sql, "store", store.uri().toString());
         assertThat(sql).contains("'window' = '1 min',\n");
         sql =
                 sql.replace(

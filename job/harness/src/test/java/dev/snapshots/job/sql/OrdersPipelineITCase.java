@@ -1,15 +1,19 @@
 package dev.snapshots.job.sql;
 
+import static dev.snapshots.job.sql.OrdersFixture.EXAMPLE;
+import static dev.snapshots.job.sql.OrdersFixture.assertOnePartPerWindowAndBucket;
+import static dev.snapshots.job.sql.OrdersFixture.awaitPointer;
+import static dev.snapshots.job.sql.OrdersFixture.hashes;
+import static dev.snapshots.job.sql.OrdersFixture.option;
+import static dev.snapshots.job.sql.OrdersFixture.partHashes;
+import static dev.snapshots.job.sql.OrdersFixture.reference;
+import static dev.snapshots.job.sql.OrdersFixture.script;
+import static dev.snapshots.job.sql.OrdersFixture.watching;
+import static dev.snapshots.job.sql.OrdersFixture.windows;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.snapshots.format.PartEncoding;
 import dev.snapshots.harness.Snapshots;
-import dev.snapshots.harness.testutils.ObjectHashes;
 import dev.snapshots.key.ObjectKeys;
-import dev.snapshots.key.PartKind;
-import dev.snapshots.progress.CompletionPointer;
-import dev.snapshots.sink.Buckets;
-import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.StoreKind;
 import java.io.ByteArrayOutputStream;
@@ -29,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -62,10 +65,6 @@ class OrdersPipelineITCase {
                             .setNumberSlotsPerTaskManager(4)
                             .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
                             .build());
-
-    private static final Path EXAMPLE =
-            Path.of(System.getProperty("snapshots.root"), "examples", "orders");
-    private static final int BUCKETS = 4;
 
     @TempDir Path tmp;
 
@@ -229,53 +228,6 @@ class OrdersPipelineITCase {
         assertOnePartPerWindowAndBucket(store, 2, windows(all, 2, 6));
     }
 
-    // ---- the script, as a user would edit it ----
-
-    /**
-     * The example with its events and store replaced, at parallelism 2, checkpoints every 0.5 s.
-     */
-    private static String script(StoreSpec store, Path events, int jobVersion) throws Exception {
-        String sql = Files.readString(EXAMPLE.resolve("orders.sql"));
-        sql = option(sql, "path", events.toString());
-        sql = option(sql, "store", store.uri().toString());
-        sql = option(sql, "job-version", Integer.toString(jobVersion));
-        if (store.endpoint().isPresent()) {
-            sql =
-                    sql.replace(
-                            "'pipeline' =",
-                            "'store.endpoint' = '" + store.endpoint().get() + "',\n  'pipeline' =");
-        }
-        // A defect fails the test after three restarts instead of restarting it forever.
-        return "SET 'parallelism.default' = '2';\n"
-                + "SET 'execution.checkpointing.interval' = '500 ms';\n"
-                + "SET 'restart-strategy.type' = 'fixed-delay';\n"
-                + "SET 'restart-strategy.fixed-delay.attempts' = '3';\n"
-                + "SET 'restart-strategy.fixed-delay.delay' = '200 ms';\n"
-                + sql;
-    }
-
-    /**
-     * The events' directory watched for new files: the source never ends. At parallelism 1: a
-     * reader given no file would hold the watermark back for good (Flink marks no reader idle
-     * unless told to with 'table.exec.source.idle-timeout').
-     */
-    private static String watching(String sql) {
-        return sql.replace(
-                        "'format' = 'json'",
-                        "'format' = 'json',\n  'source.monitor-interval' = '200 ms'")
-                + "\nSET 'parallelism.default' = '1';\n";
-    }
-
-    static String option(String sql, String key, String value) {
-        String quoted = "'" + key + "' = '";
-        int at = sql.indexOf(quoted);
-        assertThat(at).as("the example sets %s", key).isNotNegative();
-        int end = sql.indexOf('\'', at + quoted.length());
-        return sql.substring(0, at + quoted.length()) + value + sql.substring(end);
-    }
-
-    // ---- running ----
-
     private JobClient start(String sql, String savepoint) {
         Configuration conf = new Configuration();
         if (savepoint != null) {
@@ -295,21 +247,6 @@ class OrdersPipelineITCase {
         return out.toString(StandardCharsets.UTF_8);
     }
 
-    /** Until the version's completion pointer covers {@code hours} hours. */
-    private static void awaitPointer(StoreSpec spec, int jobVersion, int hours) throws Exception {
-        long target = OrderEvents.START.toEpochMilli() + hours * OrdersReference.HOUR;
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        try (ObjectStore store = spec.open()) {
-            while (CompletionPointer.read(store, PartKind.SNAPSHOT, "orders", jobVersion).orElse(0L)
-                    < target) {
-                assertThat(System.nanoTime())
-                        .as("v%s's pointer reached %s hours", jobVersion, hours)
-                        .isLessThan(deadline);
-                Thread.sleep(100);
-            }
-        }
-    }
-
     private static long counter(JobID job, String name) {
         // By group, not by identifier: a restarted task registers the same identifiers again.
         return REPORTER.getMetricsByGroup().entrySet().stream()
@@ -318,73 +255,6 @@ class OrdersPipelineITCase {
                 .filter(m -> m instanceof Counter)
                 .mapToLong(m -> ((Counter) m).getCount())
                 .sum();
-    }
-
-    // ---- the store against the reference ----
-
-    private static Map<Long, List<String>> reference(int fromHour, int toHour) throws Exception {
-        return OrdersReference.of(OrderEvents.lines(fromHour, toHour));
-    }
-
-    /** The windows of hours [from, to). */
-    private static Map<Long, List<String>> windows(Map<Long, List<String>> all, int from, int to) {
-        long start = OrderEvents.START.toEpochMilli();
-        return new TreeMap<>(
-                ((TreeMap<Long, List<String>>) all)
-                        .subMap(
-                                start + from * OrdersReference.HOUR,
-                                start + to * OrdersReference.HOUR));
-    }
-
-    /**
-     * Every part of the version read back: one object per (window, bucket), each row in the bucket
-     * of its customer, in customer order, and the rows of each window equal to the reference's.
-     *
-     * @return the parts
-     */
-    private static int assertOnePartPerWindowAndBucket(
-            StoreSpec spec, int jobVersion, Map<Long, List<String>> expected) throws Exception {
-        Map<String, Integer> objects = new TreeMap<>();
-        Map<Long, List<String>> published = new TreeMap<>();
-        try (ObjectStore store = spec.open()) {
-            List<String> keys = new ArrayList<>();
-            store.list(ObjectKeys.versionPrefix("orders", jobVersion), o -> keys.add(o.key()));
-            for (String key : keys) {
-                ObjectKeys.PartKey part = ObjectKeys.parse(key).orElse(null);
-                if (part == null || part.kind() != PartKind.SNAPSHOT) {
-                    continue;
-                }
-                objects.merge(part.windowStartMillis() + "/" + part.bucket(), 1, Integer::sum);
-                List<String> customers = new ArrayList<>();
-                for (GenericRecord r :
-                        PartEncoding.decode(store.get(key).orElseThrow().content())) {
-                    String customer = r.get("customer").toString();
-                    assertThat(Buckets.of(customer, BUCKETS)).as(key).isEqualTo(part.bucket());
-                    customers.add(customer);
-                    published
-                            .computeIfAbsent(part.windowStartMillis(), w -> new ArrayList<>())
-                            .add(OrdersReference.row(r));
-                }
-                assertThat(customers).as("%s in primary-key order", key).isSorted();
-            }
-        }
-        published.values().forEach(rows -> rows.sort(null));
-        assertThat(objects).as("objects per part").allSatisfy((p, n) -> assertThat(n).isOne());
-        assertThat(published).isEqualTo(expected);
-        return objects.size();
-    }
-
-    private static Map<String, String> partHashes(StoreSpec spec, int jobVersion) throws Exception {
-        Map<String, String> parts =
-                new TreeMap<>(hashes(spec, ObjectKeys.versionPrefix("orders", jobVersion)));
-        parts.keySet().removeIf(k -> k.contains("/_progress"));
-        return parts;
-    }
-
-    private static Map<String, String> hashes(StoreSpec spec, String prefix) throws Exception {
-        try (ObjectStore store = spec.open()) {
-            return ObjectHashes.of(store, prefix);
-        }
     }
 
     private static long millis(LocalDateTime utc) {

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.DeploymentOptions;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -21,7 +22,9 @@ import org.apache.flink.table.api.config.TableConfigOptions;
 
 /**
  * A {@link SqlScript} as a streaming job: behind {@code ./snapshots run --sql FILE}, and on a
- * cluster {@code flink run -c dev.snapshots.job.sql.SqlJob snapshots-job.jar --sql FILE}.
+ * cluster {@code flink run -c dev.snapshots.job.sql.SqlJob snapshots-job.jar --sql FILE}. {@code
+ * snapshots submit --sql FILE} runs it with the script's text ({@code --sql-text TEXT}): the file
+ * is on the operator's machine, not the JobManager's.
  *
  * <p>Defaults a script's {@code SET}s override: checkpoints every {@link
  * JobOptions#CHECKPOINT_INTERVAL} (the sink publishes at checkpoints), retained when the job is
@@ -33,14 +36,30 @@ public final class SqlJob {
     private SqlJob() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !args[0].equals("--sql")) {
-            System.err.println("usage: SqlJob --sql FILE");
+        if (args.length != 2 || !List.of("--sql", SQL_TEXT).contains(args[0])) {
+            System.err.println("usage: SqlJob --sql FILE | SqlJob " + SQL_TEXT + " TEXT");
             System.exit(2);
             return;
         }
-        Path file = Path.of(args[1]);
-        await(start(StreamExecutionEnvironment.getExecutionEnvironment(), read(file), name(file)));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        JobClient job =
+                args[0].equals(SQL_TEXT)
+                        ? start(env, SqlScript.parse(args[1]), "snapshots sql")
+                        : start(env, read(Path.of(args[1])), name(Path.of(args[1])));
+        // A detached submission (a jar run over REST, flink run -d) cannot wait for the result.
+        if (env.getConfiguration().get(DeploymentOptions.ATTACHED)) {
+            await(job);
+        }
     }
+
+    /** The flag that hands the job a script's text. */
+    public static final String SQL_TEXT = "--sql-text";
+
+    /**
+     * This class's name, as a constant: a deploy tool names the entry class without loading it, and
+     * with it the Table API, which only a Flink cluster has.
+     */
+    public static final String ENTRY_CLASS = "dev.snapshots.job.sql.SqlJob";
 
     /**
      * Waits until the job ends.

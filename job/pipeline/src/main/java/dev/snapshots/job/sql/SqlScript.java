@@ -35,6 +35,24 @@ public final class SqlScript {
     private static final Pattern SETTING =
             Pattern.compile("(?is)SET\\s+'((?:[^']|'')*)'\\s*=\\s*'((?:[^']|'')*)'\\s*");
 
+    private static final String NAME =
+            "(?:`(?:[^`]|``)+`|[\\w$]+)(?:\\s*\\.\\s*(?:`(?:[^`]|``)+`|[\\w$]+))*";
+    private static final Pattern NAME_PART = Pattern.compile("`((?:[^`]|``)+)`|([\\w$]+)");
+    private static final Pattern INSERT_TARGET =
+            Pattern.compile("(?is)INSERT\\s+INTO\\s+(" + NAME + ")");
+    private static final Pattern CREATE_TABLE =
+            Pattern.compile(
+                    "(?is)CREATE\\s+(?:TEMPORARY\\s+)?TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?("
+                            + NAME
+                            + ")");
+
+    private static final Pattern WITH = Pattern.compile("(?i)\\bWITH\\s*\\(\\s*");
+    private static final Pattern HINT_OPTIONS =
+            Pattern.compile(
+                    "(?is)^INSERT\\s+INTO\\s+" + NAME + "\\s*/\\*\\+\\s*OPTIONS\\s*\\(\\s*");
+    private static final Pattern OPTION =
+            Pattern.compile("(?s)'((?:[^']|'')*)'\\s*=\\s*'((?:[^']|'')*)'\\s*,?\\s*");
+
     private final List<Statement> statements;
 
     private SqlScript(List<Statement> statements) {
@@ -110,6 +128,100 @@ public final class SqlScript {
             }
         }
         return settings;
+    }
+
+    /**
+     * The options of the table the INSERT writes, as the script declares it ({@code CREATE TABLE
+     * ... WITH (...)}), overridden by the INSERT's {@code OPTIONS} hint: what a deploy tool reads
+     * of a job without planning it (its pipeline and version, so its job id, and its store).
+     *
+     * @throws IllegalArgumentException if the script does not declare the table it writes
+     */
+    public Map<String, String> sinkOptions() {
+        Statement insert =
+                statements.stream().filter(s -> s.kind() == Kind.INSERT).findFirst().orElseThrow();
+        Matcher target = INSERT_TARGET.matcher(insert.text());
+        if (!target.lookingAt()) {
+            throw new IllegalArgumentException(
+                    "line " + insert.line() + ": INSERT INTO names no table: " + insert.text());
+        }
+        String table = lastName(target.group(1));
+        Map<String, String> options = new LinkedHashMap<>();
+        statements.stream()
+                .filter(s -> s.kind() == Kind.CREATE)
+                .filter(
+                        s -> {
+                            Matcher m = CREATE_TABLE.matcher(s.text());
+                            return m.lookingAt() && lastName(m.group(1)).equals(table);
+                        })
+                .reduce((first, later) -> later)
+                .map(s -> options(s.text(), tableOptions(s.text())))
+                .ifPresentOrElse(
+                        options::putAll,
+                        () -> {
+                            throw new IllegalArgumentException(
+                                    "the INSERT on line "
+                                            + insert.line()
+                                            + " writes "
+                                            + table
+                                            + ", which the script does not declare with CREATE"
+                                            + " TABLE");
+                        });
+        Matcher hint = HINT_OPTIONS.matcher(insert.text());
+        options.putAll(options(insert.text(), hint.lookingAt() ? hint.end() : -1));
+        return options;
+    }
+
+    /** The quoted {@code 'key' = 'value'} pairs from {@code from} on; none if it is negative. */
+    private static Map<String, String> options(String statement, int from) {
+        Map<String, String> options = new LinkedHashMap<>();
+        if (from >= 0) {
+            Matcher pair = OPTION.matcher(statement);
+            pair.region(from, statement.length());
+            while (pair.lookingAt()) {
+                options.put(unquote(pair.group(1)), unquote(pair.group(2)));
+                pair.region(pair.end(), statement.length());
+            }
+        }
+        return options;
+    }
+
+    /**
+     * Where a CREATE TABLE's options begin: after its {@code WITH (} outside every parenthesis and
+     * quoted text (a column's comment may say anything); -1 if it has none.
+     */
+    private static int tableOptions(String create) {
+        int depth = 0;
+        for (int i = 0; i < create.length(); i++) {
+            char c = create.charAt(i);
+            if (c == '\'' || c == '"' || c == '`') {
+                i = closing(create, i, String.valueOf(c), 0) - 1;
+            } else if (c == '(') {
+                depth++;
+            } else if (c == ')') {
+                depth--;
+            } else if (depth == 0) {
+                Matcher with = WITH.matcher(create).region(i, create.length());
+                if (with.lookingAt()) {
+                    return with.end();
+                }
+            }
+        }
+        return -1;
+    }
+
+    private static String unquote(String quoted) {
+        return quoted.replace("''", "'");
+    }
+
+    /** The last part of a maybe qualified, maybe back-quoted name: catalog.db.`table`. */
+    private static String lastName(String name) {
+        Matcher part = NAME_PART.matcher(name);
+        String last = name;
+        while (part.find()) {
+            last = part.group(1) != null ? part.group(1).replace("``", "`") : part.group(2);
+        }
+        return last;
     }
 
     private record Piece(int line, String text) {}

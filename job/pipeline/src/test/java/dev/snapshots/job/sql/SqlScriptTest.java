@@ -73,4 +73,43 @@ class SqlScriptTest {
         assertThatThrownBy(() -> SqlScript.parse("SET parallelism = 2; INSERT INTO a SELECT 1"))
                 .hasMessageContaining("write a setting as SET 'key' = 'value'");
     }
+
+    @Test
+    void theSinkOptionsAreTheWrittenTablesWithTheInsertsHintOverThem() {
+        SqlScript script =
+                SqlScript.parse(
+                        """
+                        CREATE TABLE other (x STRING) WITH ('pipeline' = 'not-this');
+                        CREATE TABLE cat.db.`out``s` (
+                          x STRING COMMENT 'a ) WITH ( in a comment',
+                          PRIMARY KEY (x) NOT ENFORCED
+                        ) WITH (
+                          'connector' = 'canonical-snapshots',
+                          'store' = 's3://b/it''s',
+                          'pipeline' = 'orders',
+                          'job-version' = '1'
+                        );
+                        INSERT INTO `out``s` /*+ OPTIONS('job-version'='2') */ SELECT * FROM other
+                        """);
+
+        assertThat(script.sinkOptions())
+                .containsExactly(
+                        Map.entry("connector", "canonical-snapshots"),
+                        Map.entry("store", "s3://b/it's"),
+                        Map.entry("pipeline", "orders"),
+                        Map.entry("job-version", "2"));
+    }
+
+    @Test
+    void aScriptThatWritesATableItDoesNotDeclareHasNoSinkOptions() {
+        assertThatThrownBy(
+                        () ->
+                                SqlScript.parse(
+                                                "CREATE TABLE a (x INT) WITH ('k' = 'v');\n"
+                                                        + "INSERT INTO b SELECT * FROM a;")
+                                        .sinkOptions())
+                .hasMessage(
+                        "the INSERT on line 2 writes b, which the script does not declare with"
+                                + " CREATE TABLE");
+    }
 }
