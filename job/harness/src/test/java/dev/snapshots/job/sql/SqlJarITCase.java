@@ -40,6 +40,11 @@ class SqlJarITCase {
             import org.apache.flink.table.api.*;
             public class RunScript {
                 public static void main(String[] args) throws Exception {
+                    // The script's tables name one connector; the jar holds the other as well.
+                    org.apache.flink.table.factories.FactoryUtil.discoverFactory(
+                            RunScript.class.getClassLoader(),
+                            org.apache.flink.table.factories.DynamicTableSourceFactory.class,
+                            "snapshots-kinesis");
                     TableEnvironment tables =
                             TableEnvironment.create(EnvironmentSettings.inStreamingMode());
                     tables.getConfig().set("table.local-time-zone", "UTC");
