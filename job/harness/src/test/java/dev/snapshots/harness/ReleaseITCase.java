@@ -17,9 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What a user depends on is what a release deploys: {@code ./mvnw -Prelease deploy} into a file
  * repository given by the standard property, run as a user would from the repository's root. Each
- * library comes with its sources and its Javadoc, with its pom and its parents'; nothing else (the
- * job, its command line, the harness, the tests) is deployed. Minutes of building: tag {@code
- * long}.
+ * library comes with its sources and its Javadoc, with its pom and its parents', and the shaded SQL
+ * jar for Flink's {@code lib/} with both connectors; nothing else (the job, its command line, the
+ * harness, the tests) is deployed. Minutes of building: tag {@code long}.
  */
 @Tag("long")
 class ReleaseITCase {
@@ -63,7 +63,10 @@ class ReleaseITCase {
                     .containsExactlyInAnyOrder(
                             Stream.concat(
                                             LIBRARIES.stream(),
-                                            Stream.of("snapshots-parent", "snapshots-sinks"))
+                                            Stream.of(
+                                                    "snapshots-parent",
+                                                    "snapshots-sinks",
+                                                    "snapshots-sql"))
                                     .toArray(String[]::new));
         }
         for (String library : LIBRARIES) {
@@ -78,6 +81,26 @@ class ReleaseITCase {
                         .as("%s's sources", library)
                         .isTrue();
             }
+        }
+        assertTheSqlJarListsBothConnectors(group);
+    }
+
+    private static void assertTheSqlJarListsBothConnectors(Path group) throws IOException {
+        Path dir = only(group.resolve("snapshots-sql"));
+        assertThat(deployedFile(dir, ".pom")).as("snapshots-sql.pom").isNotNull();
+        try (ZipFile jar = new ZipFile(deployedFile(dir, ".jar").toFile())) {
+            String factories =
+                    new String(
+                            jar.getInputStream(
+                                            jar.getEntry(
+                                                    "META-INF/services/"
+                                                            + "org.apache.flink.table.factories.Factory"))
+                                    .readAllBytes(),
+                            StandardCharsets.UTF_8);
+            assertThat(factories)
+                    .contains(
+                            "dev.snapshots.table.CanonicalSnapshotsTableFactory",
+                            "dev.snapshots.kinesis.SnapshotsKinesisTableFactory");
         }
     }
 
