@@ -66,6 +66,7 @@ public final class Bench {
             for (BenchPlan.Run run : plan.runs()) {
                 measured.add(new Measured(run, runner.run(run)));
             }
+            results.put("cost", BenchSummary.cost(measured));
             results.put("comparison", BenchSummary.comparison(plan, measured));
             results.put("scaling", BenchSummary.scaling(measured));
             results.put("catchUp", BenchSummary.catchUp(measured));

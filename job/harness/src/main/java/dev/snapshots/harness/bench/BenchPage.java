@@ -35,6 +35,7 @@ final class BenchPage {
                                     + " · "
                                     + results.path("machine").asText())
                     .raw("</p>");
+            cost(h, results.path("cost"));
             comparison(h, results.path("comparison"));
             scaling(h, results.path("scaling"));
             table(h, "Catch-up of a backlog", results.path("catchUp"));
@@ -42,7 +43,7 @@ final class BenchPage {
             // Sections this page does not know yet, drawn as tables all the same.
             for (Iterator<Map.Entry<String, JsonNode>> it = results.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
-                if (!Set.of("command", "machine", "comparison", "scaling", "catchUp")
+                if (!Set.of("command", "machine", "cost", "comparison", "scaling", "catchUp")
                         .contains(e.getKey())) {
                     section(h, e.getKey(), e.getValue());
                 }
@@ -126,6 +127,64 @@ final class BenchPage {
         h.raw("</table></div>");
     }
 
+    /**
+     * Per key count: each sink's CPU time per event as a bar at the rounds' median with their
+     * range, then every figure of the row (own CPU, allocation, the ratios with their spread, the
+     * verdict).
+     */
+    private static void cost(Html h, JsonNode rows) {
+        if (!rows.isArray() || rows.isEmpty()) {
+            return;
+        }
+        h.el("h2", "", "Cost per event: CPU time and allocation");
+        h.el(
+                "p",
+                "class=\"sub\"",
+                "CPU: the run's JVM, user + system, in the steady state; own: over the discarding"
+                        + " sink of the same round. A ratio whose rounds spread more than "
+                        + Rounds.INCONCLUSIVE_SPREAD_PERCENT
+                        + " % is inconclusive.");
+        int chart = 0;
+        for (JsonNode r : rows) {
+            String title =
+                    Html.count(r.path("keys").asLong())
+                            + " keys, B="
+                            + r.path("buckets").asText()
+                            + ", "
+                            + r.path("rounds").asText()
+                            + " rounds: "
+                            + r.path("verdict").asText();
+            List<Charts.Bar> bars = new ArrayList<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = r.path("cpuNanosPerEvent").fields();
+                    it.hasNext(); ) {
+                Map.Entry<String, JsonNode> s = it.next();
+                JsonNode f = s.getValue();
+                bars.add(
+                        new Charts.Bar(
+                                s.getKey(),
+                                f.path("median").asDouble(),
+                                f.path("min").asDouble(),
+                                f.path("max").asDouble(),
+                                value(f.path("median"))
+                                        + " ns/event (rounds "
+                                        + value(f.path("min"))
+                                        + ".."
+                                        + value(f.path("max"))
+                                        + ")",
+                                bars.size()));
+            }
+            Charts.bars(
+                    h,
+                    "cost-" + chart++,
+                    "CPU ns per event, "
+                            + title
+                            + ": the median of the rounds, the whisker their range",
+                    bars);
+            h.el("h3", "", title);
+            section(h, null, r);
+        }
+    }
+
     private static void scaling(Html h, JsonNode rows) {
         if (!rows.isArray() || rows.isEmpty()) {
             return;
@@ -207,7 +266,9 @@ final class BenchPage {
         if (v.isArray()) {
             table(h, name, v);
         } else if (v.isObject()) {
-            h.el("h2", "", name);
+            if (name != null) {
+                h.el("h2", "", name);
+            }
             h.raw("<table>");
             v.fields()
                     .forEachRemaining(
