@@ -149,6 +149,7 @@ final class BenchReport {
                     }
                 });
         cost(t, (List<Map<String, Object>>) results.get("cost"));
+        commitLatency(t, (List<Map<String, Object>>) results.get("commitLatency"));
         List<Map<String, Object>> catchUp = (List<Map<String, Object>>) results.get("catchUp");
         if (!catchUp.isEmpty()) {
             t.append(
@@ -252,6 +253,29 @@ final class BenchReport {
                             r.get("roundsOursAtMostFileSink"),
                             r.get("verdict"),
                             ratio(r.get("oursOverDiscardingRate"))));
+        }
+    }
+
+    /** Commit p99 and requests per data object per shape, with the rounds' range and verdicts. */
+    @SuppressWarnings("unchecked")
+    private static void commitLatency(StringBuilder t, List<Map<String, Object>> rows) {
+        if (rows == null || rows.isEmpty()) {
+            return;
+        }
+        t.append(
+                String.format(
+                        "%nCommits against S3Proxy, rounds median (min..max); goals: p99 <= 500 ms, <= 1.2 requests per data object%n"));
+        for (Map<String, Object> r : rows) {
+            t.append(
+                    String.format(
+                            "%s, %s rounds, %s commits:%n  commit p99 ms %s: %s%n  requests per data object %s: %s%n",
+                            r.get("shape"),
+                            r.get("rounds"),
+                            r.get("commitsMeasured"),
+                            range(r.get("commitP99Millis")),
+                            r.get("commitP99Verdict"),
+                            range(r.get("requestsPerDataObject")),
+                            r.get("requestsVerdict")));
         }
     }
 

@@ -182,6 +182,27 @@ final class BenchRunner implements AutoCloseable {
         return node;
     }
 
+    /** One round of our committers at production's commit shape, against the runs' S3Proxy. */
+    CommitShapes.Round commitRound(CommitShapes.Shape shape, int round) throws Exception {
+        String pipeline =
+                String.format(
+                        Locale.ROOT, "shape-%dx%d-%d", shape.buckets(), shape.parallelism(), round);
+        say("commit shape %s, round %d/%d ...", shape, round, plan.rounds());
+        CommitShapes.Round r =
+                CommitShapes.round(
+                        shape,
+                        plan.keys(),
+                        pipeline,
+                        StoreSpec.parse("s3://" + LocalCluster.BUCKET + "/" + pipeline)
+                                .withEndpoint(counter.endpoint()),
+                        Integer.parseInt(plan.publishConcurrency()),
+                        counter::forwarded);
+        say(
+                "  window commit p99 %d ms, %.2f requests per data object",
+                r.p99(), (double) r.requests() / r.dataObjects());
+        return r;
+    }
+
     void say(String format, Object... args) {
         progress.printf(
                 "[%6.1fs] %s%n",

@@ -206,6 +206,75 @@ final class BenchSummary {
         return r;
     }
 
+    /**
+     * Commit latency and requests against S3Proxy: at the bench's own shape (our comparison runs,
+     * each round's p99 of its commits and its requests per data object) and at each of production's
+     * shapes (each round's p99 of the commits that carried a window's parts), with the rounds'
+     * range and a verdict against the goals (p99 at most 500 ms, at most 1.2 requests per data
+     * object), met only when every round meets it.
+     */
+    static List<Map<String, Object>> commitLatency(
+            BenchPlan plan,
+            List<Measured> runs,
+            Map<CommitShapes.Shape, List<CommitShapes.Round>> shapes) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        List<JsonNode> ours = results(runs, Section.COMPARISON, BenchRun.Sink.OURS);
+        if (!ours.isEmpty()) {
+            double[] p99 =
+                    ours.stream()
+                            .mapToDouble(
+                                    r -> {
+                                        long[] c = longs(r.path("commitMillis"));
+                                        Arrays.sort(c);
+                                        return c.length == 0 ? 0 : percentile(c, 99);
+                                    })
+                            .toArray();
+            rows.add(
+                    latencyRow(
+                            "bench: " + plan.keys() + " keys, B=" + plan.buckets() + ", P=2",
+                            p99,
+                            figure(ours, "s3RequestsPerDataObject"),
+                            ours.stream().mapToLong(r -> r.path("commitMillis").size()).sum()));
+        }
+        shapes.forEach(
+                (shape, rounds) ->
+                        rows.add(
+                                latencyRow(
+                                        "production: "
+                                                + plan.keys()
+                                                + " keys, "
+                                                + shape
+                                                + ", 10 s checkpoints",
+                                        rounds.stream()
+                                                .mapToDouble(CommitShapes.Round::p99)
+                                                .toArray(),
+                                        rounds.stream()
+                                                .mapToDouble(
+                                                        r ->
+                                                                (double) r.requests()
+                                                                        / r.dataObjects())
+                                                .toArray(),
+                                        rounds.stream()
+                                                .mapToLong(r -> r.windowCommitMillis().length)
+                                                .sum())));
+        return rows;
+    }
+
+    private static Map<String, Object> latencyRow(
+            String shape, double[] p99, double[] requestsPerDataObject, long commits) {
+        Rounds.Stats latency = Rounds.of(p99);
+        Rounds.Stats requests = Rounds.of(requestsPerDataObject);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("shape", shape);
+        r.put("rounds", p99.length);
+        r.put("commitsMeasured", commits);
+        r.put("commitP99Millis", latency.toMap(0));
+        r.put("commitP99Verdict", Rounds.verdictByRange(latency, 500));
+        r.put("requestsPerDataObject", requests.toMap(2));
+        r.put("requestsVerdict", Rounds.verdictByRange(requests, 1.2));
+        return r;
+    }
+
     private static double[] figure(List<JsonNode> runs, String field) {
         return runs.stream().mapToDouble(r -> r.path(field).asDouble()).toArray();
     }

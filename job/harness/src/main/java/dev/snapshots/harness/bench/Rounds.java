@@ -79,4 +79,16 @@ final class Rounds {
         }
         return ratio.median() <= atMost ? "met" : "missed";
     }
+
+    /**
+     * The verdict on "at most {@code atMost}" for a figure whose rounds scatter by nature (a p99 of
+     * a few dozen commits): met when every round is within it, missed when none is, else
+     * inconclusive.
+     */
+    static String verdictByRange(Stats rounds, double atMost) {
+        if (rounds.max() <= atMost) {
+            return "met";
+        }
+        return rounds.min() > atMost ? "missed" : "inconclusive";
+    }
 }
