@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * The benchmark's page in headless Chromium, drawn from the results committed in docs/: a bar per
  * sink at its median rate with its rounds' range, every figure each sink measured in one table, the
  * scaling ratios; and a figure or section the page does not know yet (the results keep growing) is
- * drawn all the same.
+ * drawn all the same; and each sink's CPU per event with its rounds' range, the ratio's spread and
+ * the verdict.
  */
 class BenchPageBrowserITCase {
     @Test
@@ -28,6 +29,9 @@ class BenchPageBrowserITCase {
         ((ObjectNode) results.path("comparison").path("sinks").path("ours"))
                 .put("cpuNanosPerEvent", 1234.5);
         results.putObject("encodingFloor").put("nanosPerRow", 321);
+        results.set(
+                "cost",
+                new ObjectMapper().valueToTree(BenchSummary.cost(RoundsTest.threeRounds())));
         Path out = Files.createDirectories(root.resolve("target/page-browser/bench"));
         Path page = out.resolve("report.html");
         BenchPage.write(results, page);
@@ -70,6 +74,16 @@ class BenchPageBrowserITCase {
                     .contains("ours / Discarding", "ours / FileSink")
                     .contains("cpuNanosPerEvent", "1,234.5")
                     .contains("encodingFloor", "nanosPerRow", "321");
+            // CPU per event per sink, its rounds' range, the ratio's spread and the verdict.
+            assertThat(text)
+                    .contains("Cost per event", "10 keys, B=4, 3 rounds: met")
+                    .contains("oursOverFileSinkCpu", "spreadPercent 0")
+                    .contains("ownCpuNanosPerEvent", "roundsOursAtMostFileSink", "3 of 3");
+            assertThat(bars)
+                    .contains(
+                            "discarding: 1,500 ns/event (rounds 1,000..2,000)",
+                            "filesink: 1,650 ns/event (rounds 1,100..2,200)",
+                            "ours: 1,620 ns/event (rounds 1,080..2,160)");
             Files.write(out.resolve("report.png"), browser.screenshot(1200, 1600));
         }
     }

@@ -51,19 +51,7 @@ class RoundsTest {
 
     @Test
     void aCostRowPairsEachRoundsSinksAndJudgesOurCpuAgainstFileSinksOfTheSameRound() {
-        // Three rounds as the plan orders them; the machine slows down round by round, which a
-        // ratio within each round does not see.
-        double[][] cpu = {{1000, 1100, 1080}, {1500, 1650, 1620}, {2000, 2200, 2160}};
-        List<Measured> runs = new ArrayList<>();
-        List<Run> plan =
-                BenchPlan.parse(
-                                new String[] {
-                                    "--runs", "3", "--keys", "10", "--scale-keys", "none"
-                                })
-                        .runs();
-        for (int i = 0; i < plan.size(); i++) {
-            runs.add(new Measured(plan.get(i), result(cpu[i / 3][i % 3], 1e6 / (i + 1))));
-        }
+        List<Measured> runs = threeRounds();
 
         List<Map<String, Object>> rows = BenchSummary.cost(runs);
 
@@ -82,6 +70,26 @@ class RoundsTest {
         assertThat(row)
                 .containsEntry("roundsOursAtMostFileSink", "3 of 3")
                 .containsEntry("verdict", "met");
+    }
+
+    /**
+     * Three rounds of the three sinks as the plan orders them; the machine slows down round by
+     * round, which a ratio within each round does not see. Ours: 1,080, 1,620 and 2,160 ns per
+     * event, FileSink 10 % above the discarding sink, ours 8 %.
+     */
+    static List<Measured> threeRounds() {
+        double[][] cpu = {{1000, 1100, 1080}, {1500, 1650, 1620}, {2000, 2200, 2160}};
+        List<Measured> runs = new ArrayList<>();
+        List<Run> plan =
+                BenchPlan.parse(
+                                new String[] {
+                                    "--runs", "3", "--keys", "10", "--scale-keys", "none"
+                                })
+                        .runs();
+        for (int i = 0; i < plan.size(); i++) {
+            runs.add(new Measured(plan.get(i), result(cpu[i / 3][i % 3], 1e6 / (i + 1))));
+        }
+        return runs;
     }
 
     private static JsonNode result(double cpuNanosPerEvent, double eventsPerSecond) {
