@@ -53,70 +53,77 @@ public final class PartBenchmarks {
         t.append(
                 String.format(
                         Locale.ROOT,
-                        "%n| rows | path | ns per row (min..max of iterations) | bytes allocated per row | output bytes |%n|---|---|---|---|---|%n"));
+                        "%n| rows | path | CPU ns per row, median (min..max of iterations) | wall ns per row | bytes allocated per row | output bytes |%n|---|---|---|---|---|---|%n"));
         StringBuilder verdicts = new StringBuilder();
         for (Map.Entry<Integer, Map<String, RunResult>> e : byRows.entrySet()) {
             int rows = e.getKey();
+            Map<String, double[]> cpu = new LinkedHashMap<>();
             for (Map.Entry<String, RunResult> b : e.getValue().entrySet()) {
-                Result<?> time = b.getValue().getPrimaryResult();
+                double[] perRow = cpuPerRow(b.getValue(), rows);
+                cpu.put(b.getKey(), perRow);
                 Result<?> alloc = b.getValue().getSecondaryResults().get("gc.alloc.rate.norm");
                 t.append(
                         String.format(
                                 Locale.ROOT,
-                                "| %,d | %s | %,.1f (%,.1f..%,.1f) | %,.0f | %,d |%n",
+                                "| %,d | %s | %,.0f (%,.0f..%,.0f) | %,.0f | %,.0f | %,d |%n",
                                 rows,
                                 b.getKey(),
-                                perRow(time.getScore(), rows),
-                                perRow(time.getStatistics().getMin(), rows),
-                                perRow(time.getStatistics().getMax(), rows),
+                                median(perRow),
+                                perRow[0],
+                                perRow[perRow.length - 1],
+                                b.getValue().getPrimaryResult().getScore() * 1000 / rows,
                                 alloc == null ? Double.NaN : alloc.getScore() / rows,
                                 outputBytes(b.getKey(), rows)));
             }
-            RunResult ours = e.getValue().get("ours");
-            RunResult floor = e.getValue().get("floor");
-            if (ours != null && floor != null) {
-                double[] ratio = ratio(ours.getPrimaryResult(), floor.getPrimaryResult());
+            if (cpu.containsKey("ours") && cpu.containsKey("floor")) {
+                double[] ours = cpu.get("ours");
+                double[] floor = cpu.get("floor");
+                // Bounds: our fastest iteration over the floor's slowest, and the reverse.
+                double low = ours[0] / floor[floor.length - 1];
+                double high = ours[ours.length - 1] / floor[0];
                 verdicts.append(
                         String.format(
                                 Locale.ROOT,
                                 "| %,d | %.2f (%.2f..%.2f) | %s |%n",
                                 rows,
-                                ratio[0],
-                                ratio[1],
-                                ratio[2],
-                                verdict(ratio[1], ratio[2])));
+                                median(ours) / median(floor),
+                                low,
+                                high,
+                                verdict(low, high)));
             }
         }
         if (verdicts.length() > 0) {
             t.append(
                             String.format(
                                     Locale.ROOT,
-                                    "%n| rows | ours / floor per row (bounds from the iterations' min..max) | at most %.2fx |%n|---|---|---|%n",
+                                    "%n| rows | ours / floor, CPU per row (bounds from the iterations) | at most %.2fx |%n|---|---|---|%n",
                                     GOAL))
                     .append(verdicts);
         }
         return t.toString();
     }
 
-    /**
-     * Mean ratio, and its bounds: our fastest over the floor's slowest, our slowest over its
-     * fastest.
-     */
-    static double[] ratio(Result<?> ours, Result<?> floor) {
-        return new double[] {
-            ours.getScore() / floor.getScore(),
-            ours.getStatistics().getMin() / floor.getStatistics().getMax(),
-            ours.getStatistics().getMax() / floor.getStatistics().getMin()
-        };
+    /** Each measured iteration's CPU time per row of the benchmark thread, sorted. */
+    private static double[] cpuPerRow(RunResult result, int rows) {
+        return result.getBenchmarkResults().stream()
+                .flatMap(b -> b.getIterationResults().stream())
+                .mapToDouble(
+                        i ->
+                                i.getSecondaryResults().get("cpuNanos").getScore()
+                                        / i.getSecondaryResults().get("parts").getScore()
+                                        / rows)
+                .sorted()
+                .toArray();
+    }
+
+    private static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /** Met when even the worst bound is within the goal, missed when even the best is not. */
     static String verdict(double low, double high) {
         return high <= GOAL ? "met" : low > GOAL ? "missed" : "inconclusive";
-    }
-
-    private static double perRow(double microsPerPart, int rows) {
-        return microsPerPart * 1000 / rows;
     }
 
     /** The part's size on that path: written once more here, outside JMH's measurement. */

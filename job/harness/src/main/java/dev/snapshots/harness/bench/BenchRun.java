@@ -17,6 +17,7 @@ import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -91,6 +92,9 @@ public final class BenchRun {
     static final AtomicLongArray CPU_MARKS = new AtomicLongArray(2 * PARALLELISM);
 
     static final AtomicLongArray ALLOCATED_MARKS = new AtomicLongArray(2 * PARALLELISM);
+
+    /** At each of {@link #MARKS}: the CPU time (ns) of the JIT's compiler threads. */
+    static final AtomicLongArray JIT_MARKS = new AtomicLongArray(2 * PARALLELISM);
 
     /** Splits of a catch-up run: densities differ tenfold. */
     static final int LANES = 10;
@@ -303,6 +307,7 @@ public final class BenchRun {
             if (j == steadyFrom || j == steadyTo) {
                 int mark = 2 * split + (j == steadyFrom ? 0 : 1);
                 MARKS.set(mark, System.nanoTime());
+                JIT_MARKS.set(mark, jitNanos());
                 CPU_MARKS.set(mark, cpuNanos());
                 ALLOCATED_MARKS.set(mark, allocatedBytes());
             }
@@ -456,6 +461,35 @@ public final class BenchRun {
         return ((com.sun.management.OperatingSystemMXBean)
                         ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
+    }
+
+    /**
+     * CPU time (ns) of this JVM's JIT compiler threads, from /proc/self/task (0 where there is
+     * none): HotSpot's compiler threads are no Java threads, so ThreadMXBean does not see them. The
+     * runs' JVMs keep their compiler threads for good (-XX:-UseDynamicNumberOfCompilerThreads), so
+     * none takes its time along when it ends.
+     */
+    static long jitNanos() {
+        long ticks = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException ended) {
+                    continue;
+                }
+                int close = stat.lastIndexOf(')');
+                if (stat.substring(stat.indexOf('(') + 1, close).contains("CompilerThre")) {
+                    // After the name: the state (field 3), ..., utime and stime (fields 14, 15).
+                    String[] f = stat.substring(close + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        } catch (IOException notLinux) {
+            return 0;
+        }
+        return ticks * 10_000_000L; // in USER_HZ ticks, 100 a second on Linux
     }
 
     /**

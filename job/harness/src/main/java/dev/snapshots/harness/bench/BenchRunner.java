@@ -102,6 +102,8 @@ final class BenchRunner implements AutoCloseable {
                                 "-Xms" + plan.heap(),
                                 "-Xmx" + plan.heap(),
                                 plan.g1() ? "-XX:+UseG1GC" : "-XX:+UseParallelGC",
+                                // BenchRun.jitNanos reads the compiler threads' CPU time.
+                                "-XX:-UseDynamicNumberOfCompilerThreads",
                                 // its MiniCluster's scratch where the launcher keeps the tool's
                                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
                                 "-Dlog4j.configurationFile="

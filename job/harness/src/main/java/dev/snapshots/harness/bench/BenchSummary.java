@@ -168,7 +168,8 @@ final class BenchSummary {
         r.put("buckets", buckets);
         r.put("events", bySink.get(BenchRun.Sink.OURS).get(0).path("events").asLong());
         r.put("rounds", ours.length);
-        for (String figure : List.of("cpuNanosPerEvent", "allocatedBytesPerEvent")) {
+        for (String figure :
+                List.of("cpuNanosPerEvent", "jitCpuNanosPerEvent", "allocatedBytesPerEvent")) {
             Map<String, Object> perSink = new LinkedHashMap<>();
             bySink.forEach(
                     (sink, results) ->
