@@ -141,12 +141,21 @@ public class PartBenchmark {
         }
     }
 
+    /** One part through {@code path}, its thread's CPU time counted. */
+    private static <R> R counted(Cpu cpu, PartPath<R> path) throws IOException {
+        cpu.start();
+        R written = path.write();
+        cpu.stop();
+        return written;
+    }
+
+    private interface PartPath<R> {
+        R write() throws IOException;
+    }
+
     @Benchmark
     public EncodedPart ours(Cpu cpu) throws IOException {
-        cpu.start();
-        EncodedPart encoded = ours();
-        cpu.stop();
-        return encoded;
+        return counted(cpu, this::ours);
     }
 
     EncodedPart ours() throws IOException {
@@ -157,10 +166,7 @@ public class PartBenchmark {
 
     @Benchmark
     public long parquetAvro(Cpu cpu) throws IOException {
-        cpu.start();
-        long bytes = parquetAvro();
-        cpu.stop();
-        return bytes;
+        return counted(cpu, this::parquetAvro);
     }
 
     long parquetAvro() throws IOException {
@@ -175,10 +181,7 @@ public class PartBenchmark {
 
     @Benchmark
     public long floor(Cpu cpu) throws IOException {
-        cpu.start();
-        long bytes = floor();
-        cpu.stop();
-        return bytes;
+        return counted(cpu, this::floor);
     }
 
     long floor() throws IOException {

@@ -8,6 +8,7 @@ import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.EncodedPart;
 import dev.snapshots.sink.SnapshotCommittable;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.TestCommitRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -148,15 +149,15 @@ final class CommitShapes {
     private static long commit(
             Committer<SnapshotCommittable> committer, List<SnapshotCommittable> batch)
             throws Exception {
-        List<Committer.CommitRequest<SnapshotCommittable>> requests = new ArrayList<>();
+        List<TestCommitRequest<SnapshotCommittable>> requests = new ArrayList<>();
         for (SnapshotCommittable c : batch) {
-            requests.add(new Request(c));
+            requests.add(new TestCommitRequest<>(c));
         }
         long started = System.nanoTime();
-        committer.commit(requests);
-        for (Committer.CommitRequest<SnapshotCommittable> r : requests) {
-            if (((Request) r).failure != null) {
-                throw new IllegalStateException("a commit failed", ((Request) r).failure);
+        committer.commit(new ArrayList<>(requests));
+        for (TestCommitRequest<SnapshotCommittable> r : requests) {
+            if (r.failure != null || r.retryLater) {
+                throw new IllegalStateException("a commit did not succeed", r.failure);
             }
         }
         return (System.nanoTime() - started) / 1_000_000;
@@ -240,48 +241,5 @@ final class CommitShapes {
                 return task;
             }
         };
-    }
-
-    /** A commit request as Flink hands one over; a failure is kept for the caller to throw. */
-    private static final class Request implements Committer.CommitRequest<SnapshotCommittable> {
-        private final SnapshotCommittable committable;
-        Throwable failure;
-
-        Request(SnapshotCommittable committable) {
-            this.committable = committable;
-        }
-
-        @Override
-        public SnapshotCommittable getCommittable() {
-            return committable;
-        }
-
-        @Override
-        public int getNumberOfRetries() {
-            return 0;
-        }
-
-        @Override
-        public void signalFailedWithKnownReason(Throwable t) {
-            failure = t;
-        }
-
-        @Override
-        public void signalFailedWithUnknownReason(Throwable t) {
-            failure = t;
-        }
-
-        @Override
-        public void retryLater() {
-            failure = new IllegalStateException("retry later");
-        }
-
-        @Override
-        public void updateAndRetryLater(SnapshotCommittable committable) {
-            retryLater();
-        }
-
-        @Override
-        public void signalAlreadyCommitted() {}
     }
 }
