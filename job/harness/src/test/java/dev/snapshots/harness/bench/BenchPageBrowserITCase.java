@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
@@ -32,6 +33,20 @@ class BenchPageBrowserITCase {
         results.set(
                 "cost",
                 new ObjectMapper().valueToTree(BenchSummary.cost(RoundsTest.threeRounds())));
+        results.set(
+                "commitLatency",
+                new ObjectMapper()
+                        .valueToTree(
+                                BenchSummary.commitLatency(
+                                        BenchPlan.parse(new String[] {"--store", "s3"}),
+                                        List.of(),
+                                        Map.of(
+                                                new CommitShapes.Shape(16, 4),
+                                                List.of(
+                                                        new CommitShapes.Round(
+                                                                new long[] {120, 480}, 20, 16),
+                                                        new CommitShapes.Round(
+                                                                new long[] {90, 610}, 18, 16))))));
         Path out = Files.createDirectories(root.resolve("target/page-browser/bench"));
         Path page = out.resolve("report.html");
         BenchPage.write(results, page);
@@ -77,8 +92,14 @@ class BenchPageBrowserITCase {
             // CPU per event per sink, its rounds' range, the ratio's spread and the verdict.
             assertThat(text)
                     .contains("Cost per event", "10 keys, B=4, 3 rounds: met")
-                    .contains("oursOverFileSinkCpu", "spreadPercent 0")
-                    .contains("ownCpuNanosPerEvent", "roundsOursAtMostFileSink", "3 of 3");
+                    .contains("ours / FileSink, CPU per event", "0.982 (0.982..0.982)", "0 %")
+                    .contains("own CPU ns (over discarding)", "150 (100..200)", "120 (80..160)")
+                    .contains("our own CPU per event <= FileSink's: met (ours at most FileSink")
+                    .contains("in 3 of 3 rounds");
+            // Commit p99 and requests per data object per shape, with range and verdicts.
+            assertThat(text)
+                    .contains("Commits: latency and requests", "B=16, P=4")
+                    .contains("545 (480..610)", "inconclusive", "1.19 (1.13..1.25)");
             assertThat(bars)
                     .contains(
                             "discarding: 1,500 ns/event (rounds 1,000..2,000)",
