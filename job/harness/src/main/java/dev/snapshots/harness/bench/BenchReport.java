@@ -274,17 +274,25 @@ final class BenchReport {
                             r.get("commitsMeasured"),
                             range(r.get("commitP99Millis")),
                             r.get("commitP99Verdict"),
-                            range(r.get("requestsPerDataObject")),
+                            range(r.get("requestsPerDataObject"), 2),
                             r.get("requestsVerdict")));
         }
     }
 
-    /** "median (min..max)" of a {@link Rounds.Stats} map. */
-    @SuppressWarnings("unchecked")
+    /** "median (min..max)" of a {@link Rounds.Stats} map, one decimal. */
     private static String range(Object stats) {
+        return range(stats, 1);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String range(Object stats, int digits) {
         Map<String, Object> s = (Map<String, Object>) stats;
+        String f = "%,." + digits + "f";
         return String.format(
-                "%,.1f (%,.1f..%,.1f)", number(s, "median"), number(s, "min"), number(s, "max"));
+                f + " (" + f + ".." + f + ")",
+                number(s, "median"),
+                number(s, "min"),
+                number(s, "max"));
     }
 
     @SuppressWarnings("unchecked")
