@@ -6,11 +6,16 @@ import java.util.function.IntFunction;
 /**
  * The order of a part's rows: by key ({@link String#compareTo}), ties by content (unsigned bytes).
  * Sorting objects by a string comparator was the costliest step of a 250,000-row part, so rows are
- * sorted by a primitive key first: the four chars after the part's common key prefix, which orders
- * as the keys do (a key that sorts first never gets a larger one) and separates nearly all of them.
- * Only rows whose four chars are equal are compared as strings.
+ * sorted by primitive keys: the four chars after the part's common key prefix, which order as the
+ * keys do (a key that sorts first never gets a larger one), then each run of rows whose four chars
+ * are equal by the next four, and so on while some key of the run goes on. At a million keys the
+ * first four chars left runs of 10 to 100 rows that were compared as boxed strings: 13 % of the
+ * part's CPU samples. Only rows whose keys are equal to the end are compared as strings.
  */
 final class KeyOrder {
+    /** Runs this short are put in order by insertion; a radix pass costs 256 counts. */
+    private static final int SMALL = 32;
+
     private KeyOrder() {}
 
     /**
@@ -18,26 +23,61 @@ final class KeyOrder {
      * @return the row indexes in order
      */
     static int[] of(String[] keys, IntFunction<byte[]> content) {
-        int n = keys.length;
-        int common = commonPrefix(keys);
-        long[] prefix = new long[n];
-        int[] order = new int[n];
-        for (int i = 0; i < n; i++) {
-            prefix[i] = fourChars(keys[i], common);
+        int[] order = new int[keys.length];
+        for (int i = 0; i < order.length; i++) {
             order[i] = i;
         }
-        radixSort(prefix, order);
-        for (int from = 0; from < n; ) {
-            int to = from + 1;
-            while (to < n && prefix[to] == prefix[from]) {
-                to++;
-            }
-            if (to - from > 1) {
-                sortRun(order, from, to, keys, content);
-            }
-            from = to;
-        }
+        sortRange(order, 0, order.length, commonPrefix(keys), keys, content);
         return order;
+    }
+
+    /** Sorts {@code order[from, to)}, whose keys agree on their first {@code offset} chars. */
+    private static void sortRange(
+            int[] order, int from, int to, int offset, String[] keys, IntFunction<byte[]> content) {
+        int n = to - from;
+        long[] prefix = new long[n];
+        int[] range = Arrays.copyOfRange(order, from, to);
+        for (int i = 0; i < n; i++) {
+            prefix[i] = fourChars(keys[range[i]], offset);
+        }
+        if (n <= SMALL) {
+            insertionSort(prefix, range);
+        } else {
+            radixSort(prefix, range);
+        }
+        System.arraycopy(range, 0, order, from, n);
+        for (int a = 0; a < n; ) {
+            int b = a + 1;
+            boolean goesOn = keys[range[a]].length() > offset + 4;
+            while (b < n && prefix[b] == prefix[a]) {
+                goesOn |= keys[range[b]].length() > offset + 4;
+                b++;
+            }
+            if (b - a > 1) {
+                if (goesOn) {
+                    sortRange(order, from + a, from + b, offset + 4, keys, content);
+                } else {
+                    sortRun(order, from + a, from + b, keys, content);
+                }
+            }
+            a = b;
+        }
+    }
+
+    /** By unsigned value, carrying the indexes along. */
+    private static void insertionSort(long[] values, int[] order) {
+        for (int i = 1; i < values.length; i++) {
+            long v = values[i];
+            int o = order[i];
+            int j = i - 1;
+            while (j >= 0 && Long.compareUnsigned(values[j], v) > 0) {
+                values[j + 1] = values[j];
+                order[j + 1] = order[j];
+                j--;
+            }
+            values[j + 1] = v;
+            order[j + 1] = o;
+        }
     }
 
     private static int commonPrefix(String[] keys) {

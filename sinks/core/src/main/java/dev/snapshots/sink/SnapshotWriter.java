@@ -1,6 +1,5 @@
 package dev.snapshots.sink;
 
-import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
@@ -93,14 +92,10 @@ final class SnapshotWriter<T>
     void prepare(long windowStartMillis, int bucket, List<T> partRows)
             throws IOException, InterruptedException {
         WorkIdentity id = config.identity(windowStartMillis, bucket);
-        PartEncoding.PartWriter<T> encoding =
-                new PartEncoding.PartWriter<>(config.kind(), format, config.schemaVersion());
-        for (T row : sortedRows(partRows)) {
-            encoding.add(row);
-        }
-        byte[] file = encoding.finish();
-        String fingerprint = encoding.fingerprint();
-        int rows = encoding.rows();
+        EncodedPart part = EncodedPart.of(config.kind(), format, config.schemaVersion(), partRows);
+        byte[] file = part.file();
+        String fingerprint = part.fingerprint();
+        int rows = part.rows();
         String key = ObjectKeys.partKey(config.kind(), id);
 
         Map<String, String> metadata = new HashMap<>(provenance);
@@ -144,20 +139,6 @@ final class SnapshotWriter<T>
                 rows,
                 file.length,
                 fingerprint);
-    }
-
-    /** Rows in key order (ties by content), so a part's bytes never depend on arrival order. */
-    private List<T> sortedRows(List<T> rows) {
-        String[] keys = new String[rows.size()];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = format.key(rows.get(i));
-        }
-        int[] order = KeyOrder.of(keys, i -> PartEncoding.canonicalBytes(format, rows.get(i)));
-        List<T> sorted = new ArrayList<>(order.length);
-        for (int i : order) {
-            sorted.add(rows.get(i));
-        }
-        return sorted;
     }
 
     @Override

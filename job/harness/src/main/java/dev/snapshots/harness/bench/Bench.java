@@ -29,7 +29,7 @@ public final class Bench {
                     "\n",
                     "usage: snapshots bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
                     "                       [--scale-keys K1,K2,..] [--scale-buckets B1,B2,..] [--scale-events N] [--heap SIZE] [--gc g1|parallel] [--profile yes|no]",
-                    "                       [--checkpoint-interval D] [--publish-concurrency N] [--catch-up yes|no]",
+                    "                       [--checkpoint-interval D] [--publish-concurrency N] [--catch-up yes|no] [--commit-shapes BxP,..]",
                     "",
                     "  --events N          events per comparison run [20000000]",
                     "  --keys K            keys (devices) per window [10000]",
@@ -44,11 +44,15 @@ public final class Bench {
                     "  --publish-concurrency N  parts our sink publishes at a time per commit [8, the sink's default]",
                     "  --gc g1|parallel    the runs' garbage collector [g1]",
                     "  --profile yes|no    record each run with JFR and report where its CPU samples fall [no]",
+                    "  --commit-shapes LIST  with --store s3, after the runs: drive our committers at production's shape,",
+                    "                      B parts a window at P committers (e.g. 16x4,128x16), checkpoints every 10 s,",
+                    "                      6 five-minute windows, --runs rounds each: commit p99 and requests per data object [none]",
                     "  --catch-up yes|no   also replay a backlog of 10 splits whose densities differ tenfold, with and without",
                     "                      watermark alignment (scale-events events, keys per window, checkpoints every 2 s):",
                     "                      events/s, heap and state [no]",
                     "",
-                    "Writes target/bench/results.json, BENCHMARKS.md, chart.png and report.html (one self-contained page).");
+                    "Writes target/bench/results.json, BENCHMARKS.md, chart.png and report.html (one self-contained page).",
+                    "One part's encoding alone (JMH: ours, parquet-avro, Parquet's floor): ./snapshots jmh [ROWS,..], about 5 minutes.");
 
     private Bench() {}
 
@@ -66,9 +70,20 @@ public final class Bench {
             for (BenchPlan.Run run : plan.runs()) {
                 measured.add(new Measured(run, runner.run(run)));
             }
+            results.put("cost", BenchSummary.cost(measured));
             results.put("comparison", BenchSummary.comparison(plan, measured));
             results.put("scaling", BenchSummary.scaling(measured));
             results.put("catchUp", BenchSummary.catchUp(measured));
+            Map<CommitShapes.Shape, List<CommitShapes.Round>> shapes = new LinkedHashMap<>();
+            for (CommitShapes.Shape shape : plan.commitShapes()) {
+                for (int r = 1; r <= plan.rounds(); r++) {
+                    shapes.computeIfAbsent(shape, s -> new ArrayList<>())
+                            .add(runner.commitRound(shape, r));
+                }
+            }
+            if (plan.s3()) {
+                results.put("commitLatency", BenchSummary.commitLatency(plan, measured, shapes));
+            }
             results.put("elapsedSeconds", runner.elapsedSeconds());
             BenchReport.write(results, out);
             runner.say(

@@ -35,6 +35,8 @@ final class BenchPage {
                                     + " · "
                                     + results.path("machine").asText())
                     .raw("</p>");
+            cost(h, results.path("cost"));
+            commitLatency(h, results.path("commitLatency"));
             comparison(h, results.path("comparison"));
             scaling(h, results.path("scaling"));
             table(h, "Catch-up of a backlog", results.path("catchUp"));
@@ -42,7 +44,14 @@ final class BenchPage {
             // Sections this page does not know yet, drawn as tables all the same.
             for (Iterator<Map.Entry<String, JsonNode>> it = results.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
-                if (!Set.of("command", "machine", "comparison", "scaling", "catchUp")
+                if (!Set.of(
+                                "command",
+                                "machine",
+                                "cost",
+                                "commitLatency",
+                                "comparison",
+                                "scaling",
+                                "catchUp")
                         .contains(e.getKey())) {
                     section(h, e.getKey(), e.getValue());
                 }
@@ -124,6 +133,161 @@ final class BenchPage {
             h.raw("</tr>");
         }
         h.raw("</table></div>");
+    }
+
+    /**
+     * Per key count: each sink's CPU time per event as a bar at the rounds' median with their
+     * range, then every figure of the row (own CPU, allocation, the ratios with their spread, the
+     * verdict).
+     */
+    private static void cost(Html h, JsonNode rows) {
+        if (!rows.isArray() || rows.isEmpty()) {
+            return;
+        }
+        h.el("h2", "", "Cost per event: CPU time and allocation");
+        h.el(
+                "p",
+                "class=\"sub\"",
+                "CPU: the run's JVM, user + system, in the steady state; own: over the discarding"
+                        + " sink of the same round. A ratio whose rounds spread more than "
+                        + Rounds.INCONCLUSIVE_SPREAD_PERCENT
+                        + " % is inconclusive.");
+        int chart = 0;
+        for (JsonNode r : rows) {
+            String title =
+                    Html.count(r.path("keys").asLong())
+                            + " keys, B="
+                            + r.path("buckets").asText()
+                            + ", "
+                            + r.path("rounds").asText()
+                            + " rounds: "
+                            + r.path("verdict").asText();
+            List<Charts.Bar> bars = new ArrayList<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = r.path("cpuNanosPerEvent").fields();
+                    it.hasNext(); ) {
+                Map.Entry<String, JsonNode> s = it.next();
+                JsonNode f = s.getValue();
+                bars.add(
+                        new Charts.Bar(
+                                s.getKey(),
+                                f.path("median").asDouble(),
+                                f.path("min").asDouble(),
+                                f.path("max").asDouble(),
+                                value(f.path("median"))
+                                        + " ns/event (rounds "
+                                        + value(f.path("min"))
+                                        + ".."
+                                        + value(f.path("max"))
+                                        + ")",
+                                bars.size()));
+            }
+            Charts.bars(
+                    h,
+                    "cost-" + chart++,
+                    "CPU ns per event, "
+                            + title
+                            + ": the median of the rounds, the whisker their range",
+                    bars);
+            h.el("h3", "", title);
+            // A sink's figures side by side, each the median of the rounds and their range.
+            JsonNode cpu = r.path("cpuNanosPerEvent");
+            h.raw("<div class=\"wide\"><table><tr><th>per event</th>");
+            cpu.fieldNames().forEachRemaining(sink -> h.el("th", "class=\"n\"", sink));
+            h.raw("</tr>");
+            for (String[] f :
+                    new String[][] {
+                        {"cpuNanosPerEvent", "CPU ns"},
+                        {"ownCpuNanosPerEvent", "own CPU ns (over discarding)"},
+                        {"jitCpuNanosPerEvent", "JIT CPU ns (left out of CPU)"},
+                        {"allocatedBytesPerEvent", "allocated bytes"}
+                    }) {
+                h.raw("<tr>").el("td", "", f[1]);
+                cpu.fieldNames()
+                        .forEachRemaining(
+                                sink -> h.el("td", "class=\"n\"", stats(r.path(f[0]).path(sink))));
+                h.raw("</tr>");
+            }
+            h.raw("</table></div><div class=\"wide\"><table><tr><th>ratio, round by round</th>")
+                    .el("th", "class=\"n\"", "median (min..max)")
+                    .el("th", "class=\"n\"", "spread")
+                    .raw("</tr>");
+            for (String[] f :
+                    new String[][] {
+                        {"oursOverFileSinkCpu", "ours / FileSink, CPU per event"},
+                        {"oursOverDiscardingCpu", "ours / discarding, CPU per event"},
+                        {"oursOverDiscardingRate", "ours / discarding, events/s (wall clock)"}
+                    }) {
+                h.raw("<tr>")
+                        .el("td", "", f[1])
+                        .el("td", "class=\"n\"", stats(r.path(f[0])))
+                        .el("td", "class=\"n\"", spread(r.path(f[0])))
+                        .raw("</tr>");
+            }
+            h.raw("</table></div>");
+            h.el(
+                    "p",
+                    "",
+                    r.path("goal").asText()
+                            + ": "
+                            + r.path("verdict").asText()
+                            + " (ours at most FileSink in "
+                            + r.path("roundsOursAtMostFileSink").asText()
+                            + " rounds)");
+        }
+    }
+
+    /**
+     * Commit latency and requests per shape: each round's p99 and requests per data object, their
+     * range and the verdicts against the goals.
+     */
+    private static void commitLatency(Html h, JsonNode rows) {
+        if (!rows.isArray() || rows.isEmpty()) {
+            return;
+        }
+        h.el("h2", "", "Commits: latency and requests against S3Proxy");
+        h.raw("<div class=\"wide\"><table><tr>");
+        for (String c :
+                List.of(
+                        "shape",
+                        "rounds",
+                        "commits",
+                        "p99 ms, median (min..max)",
+                        "spread",
+                        "p99 <= 500 ms",
+                        "requests per data object",
+                        "<= 1.2")) {
+            h.el("th", "class=\"n\"", c);
+        }
+        h.raw("</tr>");
+        for (JsonNode r : rows) {
+            h.raw("<tr>")
+                    .el("td", "", r.path("shape").asText())
+                    .el("td", "class=\"n\"", value(r.path("rounds")))
+                    .el("td", "class=\"n\"", value(r.path("commitsMeasured")))
+                    .el("td", "class=\"n\"", stats(r.path("commitP99Millis")))
+                    .el("td", "class=\"n\"", spread(r.path("commitP99Millis")))
+                    .el("td", "class=\"n\"", r.path("commitP99Verdict").asText())
+                    .el("td", "class=\"n\"", stats(r.path("requestsPerDataObject")))
+                    .el("td", "class=\"n\"", r.path("requestsVerdict").asText())
+                    .raw("</tr>");
+        }
+        h.raw("</table></div>");
+    }
+
+    /** "median (min..max)" of a {@link Rounds.Stats} object; blank where there is none. */
+    private static String stats(JsonNode s) {
+        return s.has("median")
+                ? value(s.path("median"))
+                        + " ("
+                        + value(s.path("min"))
+                        + ".."
+                        + value(s.path("max"))
+                        + ")"
+                : "";
+    }
+
+    private static String spread(JsonNode s) {
+        return s.has("spreadPercent") ? value(s.path("spreadPercent")) + " %" : "";
     }
 
     private static void scaling(Html h, JsonNode rows) {

@@ -4,6 +4,7 @@ import dev.snapshots.cli.Flags;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,6 +31,7 @@ final class BenchPlan {
         {"profile", "no"},
         {"catch-up", "no"},
         {"checkpoint-interval", "10s"},
+        {"commit-shapes", "none"},
         {
             "publish-concurrency",
             Integer.toString(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)
@@ -77,6 +79,13 @@ final class BenchPlan {
         if (!List.of("file", "s3").contains(flags.get("store"))) {
             throw new IllegalArgumentException(
                     "--store must be file or s3, got '" + flags.get("store") + "'");
+        }
+        if (!flags.get("commit-shapes").equals("none")) {
+            if (!flags.get("store").equals("s3")) {
+                throw new IllegalArgumentException(
+                        "--commit-shapes measures against S3Proxy: add --store s3");
+            }
+            new BenchPlan(flags).commitShapes(); // each one parses
         }
         // The runs' job reads it as its --checkpoint-interval: checked the same way, here.
         JobConfig.parse(
@@ -205,6 +214,16 @@ final class BenchPlan {
 
     String publishConcurrency() {
         return flags.get("publish-concurrency");
+    }
+
+    /** Production's commit shapes to drive the committers at, after the runs (none: empty). */
+    List<CommitShapes.Shape> commitShapes() {
+        if (flags.get("commit-shapes").equals("none")) {
+            return List.of();
+        }
+        return Arrays.stream(flags.get("commit-shapes").split(","))
+                .map(CommitShapes.Shape::parse)
+                .toList();
     }
 
     String command() {

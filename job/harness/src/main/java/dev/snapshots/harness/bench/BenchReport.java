@@ -148,6 +148,8 @@ final class BenchReport {
                         }
                     }
                 });
+        cost(t, (List<Map<String, Object>>) results.get("cost"));
+        commitLatency(t, (List<Map<String, Object>>) results.get("commitLatency"));
         List<Map<String, Object>> catchUp = (List<Map<String, Object>>) results.get("catchUp");
         if (!catchUp.isEmpty()) {
             t.append(
@@ -206,6 +208,106 @@ final class BenchReport {
             }
         }
         return t.toString();
+    }
+
+    /** CPU time and allocation per event, per key count, with the rounds' range and verdicts. */
+    @SuppressWarnings("unchecked")
+    private static void cost(StringBuilder t, List<Map<String, Object>> rows) {
+        if (rows == null || rows.isEmpty()) {
+            return;
+        }
+        t.append(
+                String.format(
+                        "%nCPU per event: the run's JVM, user + system, steady state; own: over the discarding sink of the round."
+                                + "%nAllocated: bytes per event over the JVM's threads. Rounds: median (min..max).%n"
+                                + "%-10s %3s %-11s %28s %24s %24s%n",
+                        "keys",
+                        "B",
+                        "sink",
+                        "CPU ns/event",
+                        "own CPU ns/event",
+                        "allocated B/event"));
+        for (Map<String, Object> r : rows) {
+            Map<String, Object> cpu = (Map<String, Object>) r.get("cpuNanosPerEvent");
+            Map<String, Object> own = (Map<String, Object>) r.get("ownCpuNanosPerEvent");
+            Map<String, Object> alloc = (Map<String, Object>) r.get("allocatedBytesPerEvent");
+            boolean first = true;
+            for (String sink : cpu.keySet()) {
+                t.append(
+                        String.format(
+                                "%-10s %3s %-11s %28s %24s %24s%n",
+                                first ? String.format("%,d", r.get("keys")) : "",
+                                first ? r.get("buckets") : "",
+                                sink,
+                                range(cpu.get(sink)),
+                                own.containsKey(sink) ? range(own.get(sink)) : "-",
+                                range(alloc.get(sink))));
+                first = false;
+            }
+            t.append(
+                    String.format(
+                            "  ours / discarding CPU %s; ours / FileSink CPU %s, %s rounds at most 1: %s"
+                                    + "%n  (wall clock, ours / discarding events/s: %s)%n",
+                            ratio(r.get("oursOverDiscardingCpu")),
+                            ratio(r.get("oursOverFileSinkCpu")),
+                            r.get("roundsOursAtMostFileSink"),
+                            r.get("verdict"),
+                            ratio(r.get("oursOverDiscardingRate"))));
+        }
+    }
+
+    /** Commit p99 and requests per data object per shape, with the rounds' range and verdicts. */
+    @SuppressWarnings("unchecked")
+    private static void commitLatency(StringBuilder t, List<Map<String, Object>> rows) {
+        if (rows == null || rows.isEmpty()) {
+            return;
+        }
+        t.append(
+                String.format(
+                        "%nCommits against S3Proxy, rounds median (min..max); goals: p99 <= 500 ms, <= 1.2 requests per data object%n"));
+        for (Map<String, Object> r : rows) {
+            t.append(
+                    String.format(
+                            "%s, %s rounds, %s commits:%n  commit p99 ms %s: %s%n  requests per data object %s: %s%n",
+                            r.get("shape"),
+                            r.get("rounds"),
+                            r.get("commitsMeasured"),
+                            range(r.get("commitP99Millis")),
+                            r.get("commitP99Verdict"),
+                            range(r.get("requestsPerDataObject"), 2),
+                            r.get("requestsVerdict")));
+        }
+    }
+
+    /** "median (min..max)" of a {@link Rounds.Stats} map, one decimal. */
+    private static String range(Object stats) {
+        return range(stats, 1);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String range(Object stats, int digits) {
+        Map<String, Object> s = (Map<String, Object>) stats;
+        String f = "%,." + digits + "f";
+        return String.format(
+                f + " (" + f + ".." + f + ")",
+                number(s, "median"),
+                number(s, "min"),
+                number(s, "max"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String ratio(Object stats) {
+        Map<String, Object> s = (Map<String, Object>) stats;
+        return String.format(
+                "%.3f (%.3f..%.3f, spread %.1f%%)",
+                number(s, "median"),
+                number(s, "min"),
+                number(s, "max"),
+                number(s, "spreadPercent"));
+    }
+
+    private static double number(Map<String, Object> s, String name) {
+        return ((Number) s.get(name)).doubleValue();
     }
 
     private static String shortRange(Map<String, Object> s) {

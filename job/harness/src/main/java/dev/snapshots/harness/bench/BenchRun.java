@@ -17,9 +17,11 @@ import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -85,6 +87,14 @@ public final class BenchRun {
      * Per split: when it passed {@link #STEADY_FROM}, when it passed {@link #STEADY_TO} (nanoTime).
      */
     static final AtomicLongArray MARKS = new AtomicLongArray(2 * PARALLELISM);
+
+    /** At each of {@link #MARKS}: this JVM's CPU time (ns), and the bytes its threads allocated. */
+    static final AtomicLongArray CPU_MARKS = new AtomicLongArray(2 * PARALLELISM);
+
+    static final AtomicLongArray ALLOCATED_MARKS = new AtomicLongArray(2 * PARALLELISM);
+
+    /** At each of {@link #MARKS}: the CPU time (ns) of the JIT's compiler threads. */
+    static final AtomicLongArray JIT_MARKS = new AtomicLongArray(2 * PARALLELISM);
 
     /** Splits of a catch-up run: densities differ tenfold. */
     static final int LANES = 10;
@@ -217,14 +227,20 @@ public final class BenchRun {
             Thread.sleep(20);
         }
         long started = System.nanoTime();
+        long cpuBefore = cpuNanos();
         long gcBefore = gcMillis();
         job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
+        long cpu = cpuNanos() - cpuBefore;
         long gcPause = gcMillis() - gcBefore;
         memory.interrupt();
         memory.sample();
-        double steadySeconds =
-                (Math.max(MARKS.get(1), MARKS.get(3)) - Math.max(MARKS.get(0), MARKS.get(2))) / 1e9;
+        // The steady state starts when the later split passes its first mark, and ends when the
+        // later one passes its second: the figures taken at those two marks bound it.
+        int from = MARKS.get(0) >= MARKS.get(2) ? 0 : 2;
+        int to = MARKS.get(1) >= MARKS.get(3) ? 1 : 3;
+        double steadySeconds = (MARKS.get(to) - MARKS.get(from)) / 1e9;
+        double steadyEvents = (STEADY_TO - STEADY_FROM) * total;
 
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("sink", sink.name().toLowerCase(Locale.ROOT));
@@ -239,6 +255,13 @@ public final class BenchRun {
                         ? (STEADY_TO - STEADY_FROM) * total / steadySeconds
                         : total / seconds);
         out.put("eventsPerSecondOverall", total / seconds);
+        if (maxDrift == null) {
+            out.put("cpuNanosPerEvent", (CPU_MARKS.get(to) - CPU_MARKS.get(from)) / steadyEvents);
+            out.put(
+                    "allocatedBytesPerEvent",
+                    (ALLOCATED_MARKS.get(to) - ALLOCATED_MARKS.get(from)) / steadyEvents);
+        }
+        out.put("cpuNanosPerEventOverall", cpu / (double) total);
         for (String histogram : List.of("commitMillis", "pointerMillis")) {
             out.put(
                     histogram,
@@ -282,7 +305,11 @@ public final class BenchRun {
             int split = i < half ? 0 : 1;
             long j = i - split * half;
             if (j == steadyFrom || j == steadyTo) {
-                MARKS.set(2 * split + (j == steadyFrom ? 0 : 1), System.nanoTime());
+                int mark = 2 * split + (j == steadyFrom ? 0 : 1);
+                MARKS.set(mark, System.nanoTime());
+                JIT_MARKS.set(mark, jitNanos());
+                CPU_MARKS.set(mark, cpuNanos());
+                ALLOCATED_MARKS.set(mark, allocatedBytes());
             }
             return generator.map(2 * j + (j % 2 == 0 ? split : 1 - split));
         }
@@ -425,7 +452,59 @@ public final class BenchRun {
         }
     }
 
-    /** Peak resident set size of this JVM (VmHWM), or -1 where /proc is not there. */
+    /**
+     * This JVM's CPU time, user and system, over all its threads: the job's tasks and whatever they
+     * make others do (the collectors, the JIT, the committer's publishers and the S3 client), which
+     * per-thread times of the task threads would leave out. The run's JVM runs nothing else.
+     */
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean)
+                        ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /**
+     * CPU time (ns) of this JVM's JIT compiler threads, from /proc/self/task (0 where there is
+     * none): HotSpot's compiler threads are no Java threads, so ThreadMXBean does not see them. The
+     * runs' JVMs keep their compiler threads for good (-XX:-UseDynamicNumberOfCompilerThreads), so
+     * none takes its time along when it ends.
+     */
+    static long jitNanos() {
+        long ticks = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException ended) {
+                    continue;
+                }
+                int close = stat.lastIndexOf(')');
+                if (stat.substring(stat.indexOf('(') + 1, close).contains("CompilerThre")) {
+                    // After the name: the state (field 3), ..., utime and stime (fields 14, 15).
+                    String[] f = stat.substring(close + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        } catch (IOException notLinux) {
+            return 0;
+        }
+        return ticks * 10_000_000L; // in USER_HZ ticks, 100 a second on Linux
+    }
+
+    /**
+     * Bytes allocated so far by the threads alive now (HotSpot counts per thread, TLABs included).
+     * A thread that ended between two readings takes its bytes along; the task threads live for the
+     * whole run, and they allocate nearly everything.
+     */
+    static long allocatedBytes() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        return Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds()))
+                .filter(b -> b > 0)
+                .sum();
+    }
+
     /**
      * Time the collectors spent, summed over all of them: for G1 and ParallelGC the young and full
      * (or mixed) collections, which stop the world, and G1's remark and cleanup pauses.
@@ -437,6 +516,7 @@ public final class BenchRun {
                 .sum();
     }
 
+    /** Peak resident set size of this JVM (VmHWM), or -1 where /proc is not there. */
     static long peakRss() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {

@@ -102,6 +102,8 @@ final class BenchRunner implements AutoCloseable {
                                 "-Xms" + plan.heap(),
                                 "-Xmx" + plan.heap(),
                                 plan.g1() ? "-XX:+UseG1GC" : "-XX:+UseParallelGC",
+                                // BenchRun.jitNanos reads the compiler threads' CPU time.
+                                "-XX:-UseDynamicNumberOfCompilerThreads",
                                 // its MiniCluster's scratch where the launcher keeps the tool's
                                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
                                 "-Dlog4j.configurationFile="
@@ -180,6 +182,27 @@ final class BenchRunner implements AutoCloseable {
                 written[0],
                 node.path("peakRssBytes").asLong() >> 20);
         return node;
+    }
+
+    /** One round of our committers at production's commit shape, against the runs' S3Proxy. */
+    CommitShapes.Round commitRound(CommitShapes.Shape shape, int round) throws Exception {
+        String pipeline =
+                String.format(
+                        Locale.ROOT, "shape-%dx%d-%d", shape.buckets(), shape.parallelism(), round);
+        say("commit shape %s, round %d/%d ...", shape, round, plan.rounds());
+        CommitShapes.Round r =
+                CommitShapes.round(
+                        shape,
+                        plan.keys(),
+                        pipeline,
+                        StoreSpec.parse("s3://" + LocalCluster.BUCKET + "/" + pipeline)
+                                .withEndpoint(counter.endpoint()),
+                        Integer.parseInt(plan.publishConcurrency()),
+                        counter::forwarded);
+        say(
+                "  window commit p99 %d ms, %.2f requests per data object",
+                r.p99(), (double) r.requests() / r.dataObjects());
+        return r;
     }
 
     void say(String format, Object... args) {

@@ -109,6 +109,177 @@ final class BenchSummary {
         return rows;
     }
 
+    /**
+     * What each sink costs per event, per key count (and bucket count of ours): CPU time and bytes
+     * allocated in the steady state, their rounds' range, each sink's own CPU (over the discarding
+     * sink of its round), and our CPU over the others' round by round, with its spread and the
+     * verdict on the goal: our own CPU per event at most FileSink's, which within a round is our
+     * CPU per event at most FileSink's.
+     */
+    static List<Map<String, Object>> cost(List<Measured> runs) {
+        Set<List<Object>> groups = new LinkedHashSet<>();
+        for (Measured m : runs) {
+            if (m.run().sink() == BenchRun.Sink.OURS && m.result().has("cpuNanosPerEvent")) {
+                groups.add(List.of(m.run().section(), m.run().keys(), m.run().buckets()));
+            }
+        }
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (List<Object> g : groups) {
+            Section section = (Section) g.get(0);
+            int keys = (Integer) g.get(1);
+            int buckets = (Integer) g.get(2);
+            // A round is its runs' label: they ran one after the other.
+            List<String> labels =
+                    runs.stream()
+                            .filter(m -> m.run().section() == section && m.run().keys() == keys)
+                            .map(m -> m.run().label())
+                            .distinct()
+                            .toList();
+            Map<BenchRun.Sink, List<JsonNode>> bySink = new LinkedHashMap<>();
+            for (BenchRun.Sink sink : BenchRun.Sink.values()) {
+                List<JsonNode> rounds = new ArrayList<>();
+                for (String label : labels) {
+                    runs.stream()
+                            .filter(
+                                    m ->
+                                            m.run().section() == section
+                                                    && m.run().keys() == keys
+                                                    && m.run().label().equals(label)
+                                                    && m.run().sink() == sink
+                                                    && (sink != BenchRun.Sink.OURS
+                                                            || m.run().buckets() == buckets))
+                            .findFirst()
+                            .ifPresent(m -> rounds.add(m.result()));
+                }
+                bySink.put(sink, rounds);
+            }
+            rows.add(costRow(keys, buckets, bySink));
+        }
+        return rows;
+    }
+
+    private static Map<String, Object> costRow(
+            int keys, int buckets, Map<BenchRun.Sink, List<JsonNode>> bySink) {
+        double[] discarding = figure(bySink.get(BenchRun.Sink.DISCARDING), "cpuNanosPerEvent");
+        double[] fileSink = figure(bySink.get(BenchRun.Sink.FILESINK), "cpuNanosPerEvent");
+        double[] ours = figure(bySink.get(BenchRun.Sink.OURS), "cpuNanosPerEvent");
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("keys", keys);
+        r.put("buckets", buckets);
+        r.put("events", bySink.get(BenchRun.Sink.OURS).get(0).path("events").asLong());
+        r.put("rounds", ours.length);
+        for (String figure :
+                List.of("cpuNanosPerEvent", "jitCpuNanosPerEvent", "allocatedBytesPerEvent")) {
+            Map<String, Object> perSink = new LinkedHashMap<>();
+            bySink.forEach(
+                    (sink, results) ->
+                            perSink.put(
+                                    sink.name().toLowerCase(Locale.ROOT),
+                                    Rounds.of(figure(results, figure)).toMap(1)));
+            r.put(figure, perSink);
+        }
+        r.put(
+                "ownCpuNanosPerEvent",
+                Map.of(
+                        "filesink",
+                        Rounds.of(Rounds.differences(fileSink, discarding)).toMap(1),
+                        "ours",
+                        Rounds.of(Rounds.differences(ours, discarding)).toMap(1)));
+        Rounds.Stats overFileSink = Rounds.of(Rounds.ratios(ours, fileSink));
+        r.put("oursOverDiscardingCpu", Rounds.of(Rounds.ratios(ours, discarding)).toMap(3));
+        r.put("oursOverFileSinkCpu", overFileSink.toMap(3));
+        r.put(
+                "oursOverDiscardingRate",
+                Rounds.of(
+                                Rounds.ratios(
+                                        figure(bySink.get(BenchRun.Sink.OURS), "eventsPerSecond"),
+                                        figure(
+                                                bySink.get(BenchRun.Sink.DISCARDING),
+                                                "eventsPerSecond")))
+                        .toMap(3));
+        r.put(
+                "roundsOursAtMostFileSink",
+                Arrays.stream(Rounds.ratios(ours, fileSink)).filter(x -> x <= 1).count()
+                        + " of "
+                        + ours.length);
+        r.put("goal", "our own CPU per event <= FileSink's");
+        r.put("verdict", Rounds.verdict(overFileSink, 1));
+        return r;
+    }
+
+    /**
+     * Commit latency and requests against S3Proxy: at the bench's own shape (our comparison runs,
+     * each round's p99 of its commits and its requests per data object) and at each of production's
+     * shapes (each round's p99 of the commits that carried a window's parts), with the rounds'
+     * range and a verdict against the goals (p99 at most 500 ms, at most 1.2 requests per data
+     * object), met only when every round meets it.
+     */
+    static List<Map<String, Object>> commitLatency(
+            BenchPlan plan,
+            List<Measured> runs,
+            Map<CommitShapes.Shape, List<CommitShapes.Round>> shapes) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        List<JsonNode> ours = results(runs, Section.COMPARISON, BenchRun.Sink.OURS);
+        if (!ours.isEmpty()) {
+            double[] p99 =
+                    ours.stream()
+                            .mapToDouble(
+                                    r -> {
+                                        long[] c = longs(r.path("commitMillis"));
+                                        Arrays.sort(c);
+                                        return c.length == 0 ? 0 : percentile(c, 99);
+                                    })
+                            .toArray();
+            rows.add(
+                    latencyRow(
+                            "bench: " + plan.keys() + " keys, B=" + plan.buckets() + ", P=2",
+                            p99,
+                            figure(ours, "s3RequestsPerDataObject"),
+                            ours.stream().mapToLong(r -> r.path("commitMillis").size()).sum()));
+        }
+        shapes.forEach(
+                (shape, rounds) ->
+                        rows.add(
+                                latencyRow(
+                                        "production: "
+                                                + plan.keys()
+                                                + " keys, "
+                                                + shape
+                                                + ", 10 s checkpoints",
+                                        rounds.stream()
+                                                .mapToDouble(CommitShapes.Round::p99)
+                                                .toArray(),
+                                        rounds.stream()
+                                                .mapToDouble(
+                                                        r ->
+                                                                (double) r.requests()
+                                                                        / r.dataObjects())
+                                                .toArray(),
+                                        rounds.stream()
+                                                .mapToLong(r -> r.windowCommitMillis().length)
+                                                .sum())));
+        return rows;
+    }
+
+    private static Map<String, Object> latencyRow(
+            String shape, double[] p99, double[] requestsPerDataObject, long commits) {
+        Rounds.Stats latency = Rounds.of(p99);
+        Rounds.Stats requests = Rounds.of(requestsPerDataObject);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("shape", shape);
+        r.put("rounds", p99.length);
+        r.put("commitsMeasured", commits);
+        r.put("commitP99Millis", latency.toMap(0));
+        r.put("commitP99Verdict", Rounds.verdictByRange(latency, 500));
+        r.put("requestsPerDataObject", requests.toMap(2));
+        r.put("requestsVerdict", Rounds.verdictByRange(requests, 1.2));
+        return r;
+    }
+
+    private static double[] figure(List<JsonNode> runs, String field) {
+        return runs.stream().mapToDouble(r -> r.path(field).asDouble()).toArray();
+    }
+
     private static long peakRssMiB(List<JsonNode> runs) {
         return runs.stream().mapToLong(r -> r.path("peakRssBytes").asLong()).max().orElse(0) >> 20;
     }
@@ -242,8 +413,7 @@ final class BenchSummary {
     }
 
     private static double median(double[] sorted) {
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        return Rounds.median(sorted);
     }
 
     private static long percentile(long[] sorted, int p) {

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * The benchmark's page in headless Chromium, drawn from the results committed in docs/: a bar per
  * sink at its median rate with its rounds' range, every figure each sink measured in one table, the
  * scaling ratios; and a figure or section the page does not know yet (the results keep growing) is
- * drawn all the same.
+ * drawn all the same; and each sink's CPU per event with its rounds' range, the ratio's spread and
+ * the verdict.
  */
 class BenchPageBrowserITCase {
     @Test
@@ -28,6 +30,23 @@ class BenchPageBrowserITCase {
         ((ObjectNode) results.path("comparison").path("sinks").path("ours"))
                 .put("cpuNanosPerEvent", 1234.5);
         results.putObject("encodingFloor").put("nanosPerRow", 321);
+        results.set(
+                "cost",
+                new ObjectMapper().valueToTree(BenchSummary.cost(RoundsTest.threeRounds())));
+        results.set(
+                "commitLatency",
+                new ObjectMapper()
+                        .valueToTree(
+                                BenchSummary.commitLatency(
+                                        BenchPlan.parse(new String[] {"--store", "s3"}),
+                                        List.of(),
+                                        Map.of(
+                                                new CommitShapes.Shape(16, 4),
+                                                List.of(
+                                                        new CommitShapes.Round(
+                                                                new long[] {120, 480}, 20, 16),
+                                                        new CommitShapes.Round(
+                                                                new long[] {90, 610}, 18, 16))))));
         Path out = Files.createDirectories(root.resolve("target/page-browser/bench"));
         Path page = out.resolve("report.html");
         BenchPage.write(results, page);
@@ -70,6 +89,22 @@ class BenchPageBrowserITCase {
                     .contains("ours / Discarding", "ours / FileSink")
                     .contains("cpuNanosPerEvent", "1,234.5")
                     .contains("encodingFloor", "nanosPerRow", "321");
+            // CPU per event per sink, its rounds' range, the ratio's spread and the verdict.
+            assertThat(text)
+                    .contains("Cost per event", "10 keys, B=4, 3 rounds: met")
+                    .contains("ours / FileSink, CPU per event", "0.982 (0.982..0.982)", "0 %")
+                    .contains("own CPU ns (over discarding)", "150 (100..200)", "120 (80..160)")
+                    .contains("our own CPU per event <= FileSink's: met (ours at most FileSink")
+                    .contains("in 3 of 3 rounds");
+            // Commit p99 and requests per data object per shape, with range and verdicts.
+            assertThat(text)
+                    .contains("Commits: latency and requests", "B=16, P=4")
+                    .contains("545 (480..610)", "inconclusive", "1.19 (1.13..1.25)");
+            assertThat(bars)
+                    .contains(
+                            "discarding: 1,500 ns/event (rounds 1,000..2,000)",
+                            "filesink: 1,650 ns/event (rounds 1,100..2,200)",
+                            "ours: 1,620 ns/event (rounds 1,080..2,160)");
             Files.write(out.resolve("report.png"), browser.screenshot(1200, 1600));
         }
     }

@@ -1,8 +1,11 @@
-package dev.snapshots.testutils;
+package dev.snapshots.testkit;
 
 import org.apache.flink.api.connector.sink2.Committer.CommitRequest;
 
-/** A commit request as Flink hands it to a committer, recording what the committer signalled. */
+/**
+ * A commit request as Flink hands it to a committer, recording what the committer signalled: for
+ * the committer tests and the benchmark's commit shapes, which drive a committer without Flink.
+ */
 public final class TestCommitRequest<T> implements CommitRequest<T> {
     private final T committable;
     public boolean alreadyCommitted;
