@@ -3,9 +3,12 @@ package dev.snapshots.table;
 import static org.apache.flink.configuration.ConfigOptions.key;
 
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
+import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ReadableConfig;
 
 /**
  * The options of a {@code 'connector' = 'canonical-snapshots'} table. The first five are required:
@@ -98,4 +101,20 @@ public final class CanonicalSnapshotsOptions {
                     .intType()
                     .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)
                     .withDescription("Parts of one commit published at a time.");
+
+    /**
+     * The store a table's options name: {@link #STORE} with its endpoint and region, if set. Also
+     * for a deploy tool that reads a script's table without planning it.
+     */
+    @Internal
+    public static StoreSpec store(ReadableConfig options) {
+        StoreSpec store = StoreSpec.parse(options.get(STORE));
+        if (options.getOptional(STORE_ENDPOINT).isPresent()) {
+            store = store.withEndpoint(options.get(STORE_ENDPOINT));
+        }
+        if (options.getOptional(STORE_REGION).isPresent()) {
+            store = store.withRegion(options.get(STORE_REGION));
+        }
+        return store;
+    }
 }

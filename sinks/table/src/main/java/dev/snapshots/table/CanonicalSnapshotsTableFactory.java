@@ -13,7 +13,6 @@ import static dev.snapshots.table.CanonicalSnapshotsOptions.WINDOW;
 
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSink;
-import dev.snapshots.store.StoreSpec;
 import java.util.Set;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
@@ -76,7 +75,7 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
         try {
             sink =
                     CanonicalSnapshotSink.<RowData>builder()
-                            .store(store(options))
+                            .store(CanonicalSnapshotsOptions.store(options))
                             .pipeline(options.get(PIPELINE))
                             .jobVersion(options.get(JOB_VERSION))
                             .schemaVersion(options.get(SCHEMA_VERSION))
@@ -98,16 +97,5 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                     e);
         }
         return new CanonicalSnapshotsTableSink(table, sink, format);
-    }
-
-    private static StoreSpec store(ReadableConfig options) {
-        StoreSpec store = StoreSpec.parse(options.get(STORE));
-        if (options.getOptional(STORE_ENDPOINT).isPresent()) {
-            store = store.withEndpoint(options.get(STORE_ENDPOINT));
-        }
-        if (options.getOptional(STORE_REGION).isPresent()) {
-            store = store.withRegion(options.get(STORE_REGION));
-        }
-        return store;
     }
 }

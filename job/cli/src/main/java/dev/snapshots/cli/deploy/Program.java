@@ -13,10 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.CheckpointingOptions;
-import org.apache.flink.util.TimeUtils;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
 
 /**
  * What {@code submit}, {@code upgrade} and {@code replay} run, and what they must know of it: the
@@ -65,47 +65,40 @@ record Program(
     static Program sql(Path file) throws IOException {
         String text = Files.readString(file);
         SqlScript script = SqlScript.parse(text);
-        Map<String, String> sink = script.sinkOptions();
-        if (!CanonicalSnapshotsTableFactory.IDENTIFIER.equals(sink.get("connector"))) {
+        Configuration sink = Configuration.fromMap(script.sinkOptions());
+        String connector = sink.getString("connector", null);
+        if (!CanonicalSnapshotsTableFactory.IDENTIFIER.equals(connector)) {
             throw new IllegalArgumentException(
                     file
                             + ": its INSERT writes a table whose connector is "
-                            + sink.get("connector")
+                            + connector
                             + ", not "
                             + CanonicalSnapshotsTableFactory.IDENTIFIER
                             + ": nothing for submit to resume or audit");
         }
-        StoreSpec store = StoreSpec.parse(required(sink, CanonicalSnapshotsOptions.STORE.key()));
-        if (sink.containsKey(CanonicalSnapshotsOptions.STORE_ENDPOINT.key())) {
-            store = store.withEndpoint(sink.get(CanonicalSnapshotsOptions.STORE_ENDPOINT.key()));
-        }
-        if (sink.containsKey(CanonicalSnapshotsOptions.STORE_REGION.key())) {
-            store = store.withRegion(sink.get(CanonicalSnapshotsOptions.STORE_REGION.key()));
-        }
-        String interval = script.settings().get(CheckpointingOptions.CHECKPOINTING_INTERVAL.key());
+        required(sink, CanonicalSnapshotsOptions.STORE);
         return new Program(
                 SqlJob.ENTRY_CLASS,
                 List.of(SqlJob.SQL_TEXT, text),
-                required(sink, CanonicalSnapshotsOptions.PIPELINE.key()),
-                Integer.parseInt(required(sink, CanonicalSnapshotsOptions.JOB_VERSION.key())),
-                store,
-                interval == null
-                        ? JobOptions.CHECKPOINT_INTERVAL.defaultValue()
-                        : TimeUtils.parseDuration(interval),
+                required(sink, CanonicalSnapshotsOptions.PIPELINE),
+                required(sink, CanonicalSnapshotsOptions.JOB_VERSION),
+                CanonicalSnapshotsOptions.store(sink),
+                Configuration.fromMap(script.settings())
+                        .getOptional(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+                        .orElse(JobOptions.CHECKPOINT_INTERVAL.defaultValue()),
                 null);
     }
 
-    private static String required(Map<String, String> sink, String option) {
-        String value = sink.get(option);
-        if (value == null) {
-            throw new IllegalArgumentException(
-                    "the script's "
-                            + CanonicalSnapshotsTableFactory.IDENTIFIER
-                            + " table sets no '"
-                            + option
-                            + "'");
-        }
-        return value;
+    private static <T> T required(Configuration sink, ConfigOption<T> option) {
+        return sink.getOptional(option)
+                .orElseThrow(
+                        () ->
+                                new IllegalArgumentException(
+                                        "the script's "
+                                                + CanonicalSnapshotsTableFactory.IDENTIFIER
+                                                + " table sets no '"
+                                                + option.key()
+                                                + "'"));
     }
 
     /**
