@@ -36,13 +36,13 @@ class ReadmeCommandsTest {
                     entry("./snapshots cluster up", List.of("ClusterITCase")),
                     entry(
                             "./snapshots submit --rest REST_URL --jar"
-                                    + " job/pipeline/target/snapshots-pipeline-0.2.0-job.jar"
+                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar"
                                     + " --store s3://snapshots/out --endpoint S3_URL",
                             List.of("ClusterITCase")),
                     entry("./snapshots cluster down", List.of("ClusterITCase")),
                     entry(
                             "./snapshots submit --rest REST_URL --jar"
-                                    + " job/pipeline/target/snapshots-pipeline-0.2.0-job.jar"
+                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar"
                                     + " --sql orders.sql",
                             List.of("SqlOnClusterITCase")),
                     // the job jar as "your own", with its flags as its own arguments

@@ -51,7 +51,8 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
  */
 @Internal
 public final class Chaos {
-    public static final String JOB_JAR = "job/pipeline/target/snapshots-pipeline-0.2.0-job.jar";
+    public static final String JOB_JAR =
+            "job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar";
     public static final String USAGE =
             String.join(
                     "\n",

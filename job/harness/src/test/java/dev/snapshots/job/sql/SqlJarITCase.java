@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("long")
 class SqlJarITCase {
     private static final Path ROOT = Path.of(System.getProperty("snapshots.root"));
-    static final Path SQL_JAR = ROOT.resolve("sql/target/snapshots-sql-0.2.0.jar");
+    static final Path SQL_JAR = ROOT.resolve("sql/target/snapshots-sql-0.3.0-SNAPSHOT.jar");
 
     /**
      * Runs each statement of a script given as its file, as the SQL client would: SETs into the
