@@ -4,6 +4,7 @@ import dev.snapshots.format.PojoRowFormat;
 import java.io.IOException;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -13,6 +14,7 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
@@ -37,8 +39,10 @@ import org.apache.flink.streaming.api.transformations.OneInputTransformation;
  *  SnapshotWriter: sort, encode Parquet,   SnapshotCommitter, after the checkpoint:
  *  fingerprint; stage (upload / temp file) create-if-absent at the key; 412 ► compare
  *  or carry inline; + one progress mark    fingerprints: equal: collapsed; different:
- *  (watermark) per checkpoint              divergence evidence; then the marks ► the
- *                                          completion pointer (append-only log)
+ *  (watermark) per checkpoint              divergence evidence
+ *
+ *  every SnapshotCommitter ─published parts and marks─► Completion pointer (one task): when the
+ *  last subtask's mark passes a window, its manifest, then the pointer (append-only log)
  * </pre>
  *
  * <p>The key never mentions the task, attempt or job id that computed it, so a second execution of
@@ -46,7 +50,9 @@ import org.apache.flink.streaming.api.transformations.OneInputTransformation;
  */
 @PublicEvolving
 public final class CanonicalSnapshotSink<T>
-        implements Sink<SnapshotPart<T>>, SupportsCommitter<SnapshotCommittable> {
+        implements Sink<SnapshotPart<T>>,
+                SupportsCommitter<SnapshotCommittable>,
+                SupportsPostCommitTopology<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -211,6 +217,25 @@ public final class CanonicalSnapshotSink<T>
     }
 
     /**
+     * One task gathers what every committer subtask published and moves the completion pointer: a
+     * write per window, not one per subtask. Not chained, so the committer's own operator keeps the
+     * hash it had before this task existed (a savepoint of a job without uids restores).
+     */
+    @Override
+    public void addPostCommitTopology(
+            DataStream<CommittableMessage<SnapshotCommittable>> committables) {
+        committables
+                .global()
+                .transform(
+                        CompletionPointerOperator.NAME,
+                        Types.VOID,
+                        new CompletionPointerOperator(config))
+                .setParallelism(1)
+                .setMaxParallelism(1)
+                .disableChaining();
+    }
+
+    /**
      * The sink of {@link #writeWindows}: rows in, the same committables and committer. The writer
      * runs in the window's task; the committer does not: a commit waits on the store (seconds, in
      * an outage), and chained to the writer it would stall the window with it.
@@ -218,7 +243,8 @@ public final class CanonicalSnapshotSink<T>
     static final class WindowRowsSink<T>
             implements Sink<T>,
                     SupportsCommitter<SnapshotCommittable>,
-                    SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable> {
+                    SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable>,
+                    SupportsPostCommitTopology<SnapshotCommittable> {
         private static final long serialVersionUID = 1L;
         private final CanonicalSnapshotSink<T> parts;
 
@@ -255,6 +281,12 @@ public final class CanonicalSnapshotSink<T>
         @Override
         public SimpleVersionedSerializer<SnapshotCommittable> getWriteResultSerializer() {
             return parts.getCommittableSerializer();
+        }
+
+        @Override
+        public void addPostCommitTopology(
+                DataStream<CommittableMessage<SnapshotCommittable>> committables) {
+            parts.addPostCommitTopology(committables);
         }
 
         /** Committables move unchanged, subtask to subtask, to a task of the committer's own. */

@@ -2,7 +2,6 @@ package dev.snapshots.sink;
 
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
-import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.ObjectInfo;
 import dev.snapshots.store.StagedObject;
@@ -11,7 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,8 +44,18 @@ import org.slf4j.LoggerFactory;
  *       {@code _collapsed/} (one per part and Flink job) for the store's page.
  *   <li><b>divergent</b>: the object exists with a different fingerprint. The first object stays
  *       canonical; evidence with both fingerprints and both writers goes under {@code
- *       _divergence/}; the commit succeeds, because failing would only loop the job.
+ *       _divergence/}; the request is {@code signalFailedWithKnownReason} (Flink counts it in
+ *       {@code numCommittablesFailure} and goes on), because failing the commit would only loop the
+ *       job. So only created and collapsed parts, which hold this committable's content, go on to
+ *       the completion pointer; the divergent window's manifest finds the canonical object in the
+ *       store.
  * </ul>
+ *
+ * <p>The completion pointer is not moved here but by the sink's post-commit task ({@link
+ * PointerRecorder}), which hears every subtask and writes once a window. Except at the end of
+ * input: the committables emitted after the job's final checkpoint are not given again to a
+ * post-commit task that fails, so the commit that carries an end-of-input mark records it itself,
+ * and fails until it lands.
  *
  * <p>Transient failures (throttling, 5xx, timeouts, dropped connections) and 409 conflicts are
  * retried here with backoff; when attempts run out the commit fails, Flink restarts the job and
@@ -67,28 +75,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private final ObjectStore store;
     private final ExecutorService publishers;
     private final Backoff backoff;
-    private final CompletionPointer.Scope scope;
-    private final SnapshotCommittable.Run run;
-    private volatile long completeThrough;
-
-    /**
-     * Published parts and marks the completion pointer has not taken yet; tried again after each
-     * checkpoint.
-     */
-    private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
-
-    /**
-     * See {@link #forgetBeyondBound}: about 10 MiB, a day and a half of five-minute windows at B =
-     * 128.
-     */
-    static final int MAX_UNRECORDED_PARTS = 50_000;
-
-    private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
-
-    /** How far each (run, subtask) is recorded: a mark that does not move it needs no write. */
-    private final Map<String, Long> recordedThrough = new HashMap<>();
-
-    private final Counter progressFailures;
+    private final PointerRecorder endOfInput;
     private final Counter created;
     private final Counter collapsed;
     private final Counter divergent;
@@ -101,9 +88,6 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
      */
     private final Histogram commitMillis;
 
-    /** How much of a commit the completion pointer's update takes, when the commit moves it. */
-    private final Histogram pointerMillis;
-
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
         this.publishers =
@@ -115,9 +99,6 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                             return t;
                         });
         this.backoff = config.backoff();
-        this.scope = config.pointerScope();
-        this.run = config.run();
-        metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.created = metrics.counter("partsCreated");
         this.collapsed = metrics.counter("partsCollapsed");
         this.divergent = metrics.counter("partsDivergent");
@@ -126,9 +107,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         this.conflicts = metrics.counter("storeConflicts", new ThreadSafeSimpleCounter());
         this.commitMillis =
                 metrics.histogram("commitMillis", new DescriptiveStatisticsHistogram(10_000));
-        this.pointerMillis =
-                metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
-        this.progressFailures = metrics.counter("progressFailures");
+        this.endOfInput = new PointerRecorder(config, store, metrics, retries, true);
     }
 
     @Override
@@ -142,7 +121,6 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private void commitAll(Collection<CommitRequest<SnapshotCommittable>> requests)
             throws IOException, InterruptedException {
         List<SnapshotCommittable> marks = new ArrayList<>();
-        long lastWindowEnd = Long.MIN_VALUE;
         // A list, not a map: Flink's commit requests are equal by value, and each needs its own
         // outcome.
         List<Publishing> publishing = new ArrayList<>();
@@ -152,9 +130,9 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                 marks.add(part);
                 continue;
             }
-            lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
             publishing.add(new Publishing(request, publishers.submit(() -> publish(part))));
         }
+        boolean lastCommit = marks.stream().anyMatch(m -> m.watermark() == Long.MAX_VALUE);
         Throwable failure = null;
         for (Publishing published : publishing) {
             Published done;
@@ -167,14 +145,8 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             }
             CommitRequest<SnapshotCommittable> request = published.request();
             SnapshotCommittable part = request.getCommittable();
-            if (ownPart(part)) {
-                unrecordedParts.add(
-                        new CompletionPointer.PublishedPart(
-                                part.windowStartMillis(),
-                                part.bucket(),
-                                part.key(),
-                                done.fingerprint(),
-                                done.rows()));
+            if (lastCommit) {
+                endOfInput.part(part, done.fingerprint(), done.rows());
             }
             switch (done.outcome()) {
                 case CREATED:
@@ -186,7 +158,10 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
                     break;
                 case DIVERGENT:
                     divergent.inc();
-                    request.signalAlreadyCommitted();
+                    request.signalFailedWithKnownReason(
+                            new IllegalStateException(
+                                    part.key()
+                                            + " holds other content; evidence under _divergence/"));
                     break;
                 default:
                     throw new IllegalStateException(done.outcome().name());
@@ -201,141 +176,10 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         } else if (failure != null) {
             throw new IOException("publishing a part failed", failure);
         }
-        // Only now are all parts handed over with these marks published.
-        for (SnapshotCommittable mark : marks) {
-            if (mark.run()
-                            .filter(
-                                    r ->
-                                            r.pipeline().equals(run.pipeline())
-                                                    && r.jobVersion() == run.jobVersion()
-                                                    && r.kind() == run.kind())
-                            .isEmpty()
-                    || mark.watermark() == Long.MIN_VALUE) {
-                // From a savepoint of another job version, or from before marks named their run:
-                // not ours to record.
-                LOG.debug(
-                        "Not recording {} in the pointer of {} v{}",
-                        mark,
-                        run.pipeline(),
-                        run.jobVersion());
-                continue;
-            }
-            String id = mark.run().get().id() + "/" + mark.subtask();
-            CompletionPointer.Mark before = unrecordedMarks.get(id);
-            unrecordedMarks.put(
-                    id,
-                    new CompletionPointer.Mark(
-                            mark.run().get().id(),
-                            mark.parallelism(),
-                            mark.subtask(),
-                            Math.max(
-                                    mark.watermark(),
-                                    before == null ? Long.MIN_VALUE : before.watermark()),
-                            Math.max(
-                                    lastWindowEnd,
-                                    before == null
-                                            ? Long.MIN_VALUE
-                                            : before.lastWindowEndMillis())));
-        }
-        recordProgress();
-    }
-
-    /**
-     * Whether a committable belongs to this sink's output. A job restored from another version's
-     * savepoint (a replay) commits that version's pending parts too, into that version's namespace,
-     * where they belong; its own pointer and manifests must not list them.
-     */
-    private boolean ownPart(SnapshotCommittable part) {
-        return ObjectKeys.parse(part.key())
-                .filter(
-                        k ->
-                                k.kind() == run.kind()
-                                        && k.pipeline().equals(run.pipeline())
-                                        && k.jobVersion() == run.jobVersion())
-                .isPresent();
-    }
-
-    /**
-     * Moves the completion pointer by what this commit published. Parts come first: when the
-     * pointer cannot be read or written (the store failing past the retries, an unreadable or newer
-     * pointer), the commit still succeeds, the problem is counted ({@code progressFailures}) and
-     * logged, and what was not recorded is tried again after the next checkpoint. Except at the end
-     * of input, where no next checkpoint comes: then the commit fails, and Flink retries it.
-     */
-    private void recordProgress() throws IOException, InterruptedException {
-        boolean moves =
-                !unrecordedParts.isEmpty()
-                        || unrecordedMarks.entrySet().stream()
-                                .anyMatch(
-                                        e ->
-                                                CompletionPointer.committedThrough(
-                                                                e.getValue().watermark(),
-                                                                scope.windowLengthMillis())
-                                                        > recordedThrough.getOrDefault(
-                                                                e.getKey(), Long.MIN_VALUE));
-        if (!moves) {
-            unrecordedMarks.clear();
-            return;
-        }
-        List<CompletionPointer.Mark> marks = List.copyOf(unrecordedMarks.values());
-        List<CompletionPointer.PublishedPart> parts = List.copyOf(unrecordedParts);
-        long started = System.nanoTime();
-        try {
-            Optional<Long> through =
-                    backoff.run(
-                            retries,
-                            "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                            () -> CompletionPointer.record(store, scope, marks, parts));
-            through.ifPresent(t -> completeThrough = t);
-            unrecordedMarks.forEach(
-                    (id, m) ->
-                            recordedThrough.put(
-                                    id,
-                                    CompletionPointer.committedThrough(
-                                            m.watermark(), scope.windowLengthMillis())));
-            unrecordedMarks.clear();
-            unrecordedParts.clear();
-            pointerMillis.update((System.nanoTime() - started) / 1_000_000);
-        } catch (IOException | RuntimeException e) {
-            progressFailures.inc();
-            boolean endOfInput = marks.stream().anyMatch(m -> m.watermark() == Long.MAX_VALUE);
-            if (endOfInput) {
-                // No later commit comes to try again: fail this one, so Flink retries it from the
-                // checkpoint, or the bounded run fails for everyone to see.
-                throw new IOException(
-                        "the last update of the completion pointer of "
-                                + scope.pipeline()
-                                + " v"
-                                + scope.jobVersion()
-                                + " (end of input) could not be recorded; its parts are published",
-                        e);
-            }
-            forgetBeyondBound();
-            LOG.error(
-                    "The parts of this commit are published, but the completion pointer of {} v{} could not be updated: {}."
-                            + " It is tried again after the next checkpoint; until then readers see it behind.",
-                    scope.pipeline(),
-                    scope.jobVersion(),
-                    e.toString());
-        }
-    }
-
-    /**
-     * While the pointer cannot be written (unreadable, or from a newer release after a rollback),
-     * published parts pile up here. Past a bound the oldest are let go: the manifest of a window
-     * not fully recorded lists its directory and finds them there, so only requests are lost.
-     */
-    private void forgetBeyondBound() {
-        int excess = unrecordedParts.size() - MAX_UNRECORDED_PARTS;
-        if (excess > 0) {
-            unrecordedParts.subList(0, excess).clear();
-            LOG.warn(
-                    "Keeping the newest {} published parts for the completion pointer of {} v{};"
-                            + " {} older ones will be found by listing their windows",
-                    MAX_UNRECORDED_PARTS,
-                    scope.pipeline(),
-                    scope.jobVersion(),
-                    excess);
+        if (lastCommit) {
+            // Only now are all parts handed over with these marks published.
+            marks.forEach(endOfInput::mark);
+            endOfInput.record();
         }
     }
 

@@ -205,6 +205,41 @@ class SnapshotSinkITCase {
     }
 
     /**
+     * One task moves the pointer for every committer subtask: as windows complete while the job
+     * runs, and about once a window, where a write per subtask per window made four times as many.
+     */
+    @Test
+    void thePointerMovesWhileTheJobRunsAndIsWrittenAboutOnceAWindow() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        int parallelism = 4;
+        try (PointerWatch watch = PointerWatch.start(store, 1, READINGS.windowMillis())) {
+            SnapshotTestJob.over(READINGS)
+                    .store(store)
+                    .parallelism(parallelism)
+                    .eventsPerSecond(100)
+                    .run();
+            assertPointerNeverAhead(watch, READINGS.reference(4).keySet());
+            assertThat(watch.distinctPointers())
+                    .as("pointers seen while the job ran")
+                    .isGreaterThan(WINDOWS / 2);
+        }
+        try (ObjectStore s = store.open()) {
+            long[] newest = {-1};
+            s.list(
+                    ObjectKeys.progressLogPrefix(PartKind.SNAPSHOT, SnapshotTestJob.PIPELINE, 1),
+                    o ->
+                            ObjectKeys.progressEntry(o.key())
+                                    .ifPresent(n -> newest[0] = Math.max(newest[0], n)));
+            // The first marks the task hears, a write a window, and at the end of input each
+            // committer's own mark and the task's.
+            assertThat(newest[0] + 1)
+                    .as("states of the pointer's log")
+                    .isBetween((long) WINDOWS / 2, (long) WINDOWS + parallelism + 2);
+        }
+        assertPublishedExactlyOnce(store, READINGS, 4, 1);
+    }
+
+    /**
      * A replay: version 2 starts from a savepoint version 1 took mid-stream. Version 1's marks in
      * that savepoint say nothing of version 2, whose pointer shows only once it has published a
      * complete window of its own, and never ahead of its parts.

@@ -71,6 +71,11 @@ public final class PointerWatch implements AutoCloseable {
         return seen.size();
     }
 
+    /** How many different pointers the polls saw: how often it moved while they ran. */
+    public long distinctPointers() {
+        return seen.stream().mapToLong(Seen::pointer).distinct().count();
+    }
+
     /**
      * Each moment a window before the pointer lacked one of the {@code expected} parts it should
      * have, or the pointer showed before the version had any part below it.

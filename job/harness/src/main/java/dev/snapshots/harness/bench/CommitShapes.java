@@ -6,7 +6,9 @@ import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.EncodedPart;
+import dev.snapshots.sink.PointerRecorder;
 import dev.snapshots.sink.SnapshotCommittable;
+import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.TestCommitRequest;
 import java.time.Duration;
@@ -27,17 +29,22 @@ import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.TaskInfoImpl;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.groups.SinkCommitterMetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.metrics.groups.InternalSinkCommitterMetricGroup;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableSummary;
+import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
 
 /**
  * Production's commit shape without the job: checkpoints every 10 s, one window of B parts every
  * five minutes, P committers (as many as writers, each committing its own writer's committables,
- * all at once). The sink's own committers publish real parts of the job's rows (inline, as parts
- * under 1 MiB travel) and move the completion pointer against S3Proxy; the harness stands in for
- * Flink and the writers only. The bench's pipeline closes three windows a second, so its commits
- * carry tens of parts: this is the shape whose latency and requests production sees.
+ * all at once), then the sink's post-commit task given what they published, as Flink gives it. The
+ * sink's own committers publish real parts of the job's rows (inline, as parts under 1 MiB travel)
+ * and its own {@link PointerRecorder} moves the completion pointer, against S3Proxy; the harness
+ * stands in for Flink and the writers only. The bench's pipeline closes three windows a second, so
+ * its commits carry tens of parts: this is the shape whose latency and requests production sees.
  */
 final class CommitShapes {
     static final long CHECKPOINT_MILLIS = 10_000;
@@ -62,10 +69,21 @@ final class CommitShapes {
         }
     }
 
-    /** One round's figures: each window commit's duration, the requests and the data objects. */
-    record Round(long[] windowCommitMillis, int requests, int dataObjects) {
+    /**
+     * One round's figures: each window commit's duration, each pointer update's (after the window's
+     * commits), the requests and the data objects.
+     */
+    record Round(long[] windowCommitMillis, long[] pointerMillis, int requests, int dataObjects) {
         long p99() {
-            long[] sorted = windowCommitMillis.clone();
+            return p99(windowCommitMillis);
+        }
+
+        long pointerP99() {
+            return p99(pointerMillis);
+        }
+
+        private static long p99(long[] millis) {
+            long[] sorted = millis.clone();
             Arrays.sort(sorted);
             return sorted[Math.min(sorted.length - 1, (int) Math.ceil(0.99 * sorted.length) - 1)];
         }
@@ -108,8 +126,16 @@ final class CommitShapes {
         }
         ExecutorService subtasks = Executors.newFixedThreadPool(p);
         List<Long> windowCommits = new ArrayList<>();
+        List<Long> pointerUpdates = new ArrayList<>();
         int before = requests.getAsInt();
-        try {
+        try (ObjectStore pointerStore = store.open()) {
+            PointerRecorder pointer =
+                    new PointerRecorder(
+                            sink.config(),
+                            pointerStore,
+                            new UnregisteredMetricsGroup(),
+                            new SimpleCounter(),
+                            false);
             long checkpoints = WINDOWS * WINDOW_MILLIS / CHECKPOINT_MILLIS;
             for (long c = 1; c <= checkpoints; c++) {
                 long watermark = START + c * CHECKPOINT_MILLIS - 1;
@@ -117,12 +143,17 @@ final class CommitShapes {
                 boolean fires = (c * CHECKPOINT_MILLIS) % WINDOW_MILLIS == 0;
                 long windowStart = START + c * CHECKPOINT_MILLIS - WINDOW_MILLIS;
                 List<Future<Long>> commits = new ArrayList<>();
+                List<CommittableMessage<SnapshotCommittable>> published = new ArrayList<>();
                 for (int s = 0; s < p; s++) {
                     List<SnapshotCommittable> batch = new ArrayList<>();
                     for (int b = s; fires && b < shape.buckets(); b += p) {
                         batch.add(committable(sink, parts.get(b), windowStart, b));
                     }
                     batch.add(SnapshotCommittable.mark(sink.config().run(), s, p, watermark));
+                    published.add(new CommittableSummary<>(s, p, c, batch.size(), 0, 0));
+                    for (SnapshotCommittable committable : batch) {
+                        published.add(new CommittableWithLineage<>(committable, c, s));
+                    }
                     Committer<SnapshotCommittable> committer = committers.get(s);
                     commits.add(subtasks.submit(() -> commit(committer, batch)));
                 }
@@ -131,6 +162,13 @@ final class CommitShapes {
                     if (fires) {
                         windowCommits.add(millis);
                     }
+                }
+                long started = System.nanoTime();
+                for (CommittableMessage<SnapshotCommittable> m : published) {
+                    pointer.accept(m);
+                }
+                if (fires) {
+                    pointerUpdates.add((System.nanoTime() - started) / 1_000_000);
                 }
             }
         } finally {
@@ -141,6 +179,7 @@ final class CommitShapes {
         }
         return new Round(
                 windowCommits.stream().mapToLong(Long::longValue).toArray(),
+                pointerUpdates.stream().mapToLong(Long::longValue).toArray(),
                 requests.getAsInt() - before,
                 WINDOWS * shape.buckets());
     }

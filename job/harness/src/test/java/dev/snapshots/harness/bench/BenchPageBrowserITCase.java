@@ -44,9 +44,15 @@ class BenchPageBrowserITCase {
                                                 new CommitShapes.Shape(16, 4),
                                                 List.of(
                                                         new CommitShapes.Round(
-                                                                new long[] {120, 480}, 20, 16),
+                                                                new long[] {120, 480},
+                                                                new long[] {40, 60},
+                                                                20,
+                                                                16),
                                                         new CommitShapes.Round(
-                                                                new long[] {90, 610}, 18, 16))))));
+                                                                new long[] {90, 610},
+                                                                new long[] {30, 70},
+                                                                18,
+                                                                16))))));
         Path out = Files.createDirectories(root.resolve("target/page-browser/bench"));
         Path page = out.resolve("report.html");
         BenchPage.write(results, page);

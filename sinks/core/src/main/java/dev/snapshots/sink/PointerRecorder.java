@@ -1,0 +1,289 @@
+package dev.snapshots.sink;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableSummary;
+import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves the completion pointer by what was published. The sink's post-commit task holds one (see
+ * {@link CanonicalSnapshotSink#addPostCommitTopology}): it is given every committer subtask's
+ * published parts and marks, so it knows, without reading the store, when the last subtask's mark
+ * passes a window, and writes the pointer then: once a window, whatever the parallelism. Marks that
+ * complete nothing, and the parts of windows still open, wait in memory for the write that
+ * completes their window.
+ *
+ * <p>Lost memory costs requests, never correctness: a restarted task hears every subtask's mark
+ * again at the next checkpoint, and a window's manifest lists the window's directory for any part
+ * it was not told of. A committer holds one too, for the end of input only: see {@link
+ * SnapshotCommitter}.
+ *
+ * <p>Parts come first: when the pointer cannot be read or written (the store failing past the
+ * retries, an unreadable or newer pointer), the problem is counted ({@code progressFailures}) and
+ * logged, and what was not recorded is tried again with the next window. Except for a recorder that
+ * {@code mustLandEndOfInput}, at the end of input, where nothing comes after: its {@link #record}
+ * fails instead, and Flink retries the commit.
+ */
+@Internal
+public final class PointerRecorder {
+    private static final Logger LOG = LoggerFactory.getLogger(PointerRecorder.class);
+
+    /**
+     * See {@link #forgetBeyondBound}: about 10 MiB, a day and a half of five-minute windows at B =
+     * 128.
+     */
+    static final int MAX_UNRECORDED_PARTS = 50_000;
+
+    private final ObjectStore store;
+    private final Backoff backoff;
+    private final CompletionPointer.Scope scope;
+    private final SnapshotCommittable.Run run;
+    private final boolean mustLandEndOfInput;
+
+    private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
+    private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
+
+    /** The end of the newest own window published: what the run's marks bound at end of input. */
+    private long lastWindowEnd = Long.MIN_VALUE;
+
+    /** Per run: its parallelism, and how far each subtask's marks say it has committed. */
+    private final Map<String, Integer> parallelism = new HashMap<>();
+
+    private final Map<String, Map<Integer, Long>> committedThrough = new HashMap<>();
+
+    /** Per run: the bound its marks proved when the pointer last took them. */
+    private final Map<String, Long> recordedBound = new HashMap<>();
+
+    /** Committables still to come of each committer subtask's batch, after its summary. */
+    private final Map<Batch, Integer> due = new HashMap<>();
+
+    private volatile long completeThrough;
+    private final Counter retries;
+    private final Counter progressFailures;
+    private final Histogram pointerMillis;
+
+    private record Batch(long checkpoint, int subtask) {}
+
+    /**
+     * @param store the sink's store, open; the caller closes it
+     * @param metrics where {@code completeThroughMillis}, {@code pointerMillis} and {@code
+     *     progressFailures} go
+     * @param retries counts the store's retried requests
+     */
+    public PointerRecorder(
+            SnapshotSinkConfig<?> config,
+            ObjectStore store,
+            MetricGroup metrics,
+            Counter retries,
+            boolean mustLandEndOfInput) {
+        this.store = store;
+        this.retries = retries;
+        this.backoff = config.backoff();
+        this.scope = config.pointerScope();
+        this.run = config.run();
+        this.mustLandEndOfInput = mustLandEndOfInput;
+        metrics.gauge("completeThroughMillis", () -> completeThrough);
+        this.pointerMillis =
+                metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
+        this.progressFailures = metrics.counter("progressFailures");
+    }
+
+    /**
+     * One message of the committers' post-commit stream: each subtask's summary of a checkpoint,
+     * then the committables it published. When a subtask's batch is whole, {@link #record}.
+     */
+    public void accept(CommittableMessage<SnapshotCommittable> message)
+            throws IOException, InterruptedException {
+        Batch batch;
+        if (message instanceof CommittableSummary<SnapshotCommittable> summary) {
+            batch = new Batch(summary.getCheckpointIdOrEOI(), summary.getSubtaskId());
+            due.merge(batch, summary.getNumberOfCommittables(), Integer::sum);
+        } else {
+            CommittableWithLineage<SnapshotCommittable> published =
+                    (CommittableWithLineage<SnapshotCommittable>) message;
+            batch = new Batch(published.getCheckpointIdOrEOI(), published.getSubtaskId());
+            SnapshotCommittable c = published.getCommittable();
+            if (c.isMark()) {
+                mark(c);
+            } else {
+                part(c, c.fingerprint(), c.rowCount());
+            }
+            due.merge(batch, -1, Integer::sum);
+        }
+        if (due.get(batch) <= 0) {
+            due.remove(batch);
+            record();
+        }
+    }
+
+    /**
+     * A part that is published, under the canonical object's fingerprint and rows. Parts of another
+     * job version (a replay commits the pending parts of the savepoint it restored from, into their
+     * own namespace) are not this pointer's.
+     */
+    void part(SnapshotCommittable part, String fingerprint, long rows) {
+        boolean own =
+                ObjectKeys.parse(part.key())
+                        .filter(
+                                k ->
+                                        k.kind() == run.kind()
+                                                && k.pipeline().equals(run.pipeline())
+                                                && k.jobVersion() == run.jobVersion())
+                        .isPresent();
+        if (own) {
+            unrecordedParts.add(
+                    new CompletionPointer.PublishedPart(
+                            part.windowStartMillis(),
+                            part.bucket(),
+                            part.key(),
+                            fingerprint,
+                            rows));
+            lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
+        }
+    }
+
+    /** A writer subtask's mark, once every part handed over with it is published. */
+    void mark(SnapshotCommittable mark) {
+        Optional<SnapshotCommittable.Run> of =
+                mark.run()
+                        .filter(
+                                r ->
+                                        r.pipeline().equals(run.pipeline())
+                                                && r.jobVersion() == run.jobVersion()
+                                                && r.kind() == run.kind());
+        if (of.isEmpty() || mark.watermark() == Long.MIN_VALUE) {
+            // From a savepoint of another job version, or from before marks named their run: not
+            // ours to record.
+            LOG.debug(
+                    "Not recording {} in the pointer of {} v{}",
+                    mark,
+                    run.pipeline(),
+                    run.jobVersion());
+            return;
+        }
+        String id = of.get().id();
+        String subtask = id + "/" + mark.subtask();
+        CompletionPointer.Mark before = unrecordedMarks.get(subtask);
+        unrecordedMarks.put(
+                subtask,
+                new CompletionPointer.Mark(
+                        id,
+                        mark.parallelism(),
+                        mark.subtask(),
+                        Math.max(
+                                mark.watermark(),
+                                before == null ? Long.MIN_VALUE : before.watermark()),
+                        Long.MIN_VALUE));
+        parallelism.put(id, mark.parallelism());
+        committedThrough
+                .computeIfAbsent(id, r -> new HashMap<>())
+                .merge(
+                        mark.subtask(),
+                        CompletionPointer.committedThrough(
+                                mark.watermark(), scope.windowLengthMillis()),
+                        Math::max);
+    }
+
+    /**
+     * Writes the pointer if what is held completes a window (some run's every subtask is past a
+     * window it was not past when last recorded) or carries the end of input; else nothing.
+     */
+    void record() throws IOException, InterruptedException {
+        boolean endOfInput =
+                unrecordedMarks.values().stream().anyMatch(m -> m.watermark() == Long.MAX_VALUE);
+        if (!endOfInput
+                && committedThrough.keySet().stream()
+                        .noneMatch(r -> bound(r) > recordedBound.getOrDefault(r, Long.MIN_VALUE))) {
+            return;
+        }
+        // Each with the newest window published so far, which a batch's mark may precede.
+        List<CompletionPointer.Mark> marks =
+                unrecordedMarks.values().stream()
+                        .map(
+                                m ->
+                                        new CompletionPointer.Mark(
+                                                m.run(),
+                                                m.parallelism(),
+                                                m.subtask(),
+                                                m.watermark(),
+                                                lastWindowEnd))
+                        .toList();
+        List<CompletionPointer.PublishedPart> parts = List.copyOf(unrecordedParts);
+        long started = System.nanoTime();
+        try {
+            Optional<Long> through =
+                    backoff.run(
+                            retries,
+                            "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
+                            () -> CompletionPointer.record(store, scope, marks, parts));
+            through.ifPresent(t -> completeThrough = t);
+            committedThrough.keySet().forEach(r -> recordedBound.put(r, bound(r)));
+            unrecordedMarks.clear();
+            unrecordedParts.clear();
+            pointerMillis.update((System.nanoTime() - started) / 1_000_000);
+        } catch (IOException | RuntimeException e) {
+            progressFailures.inc();
+            if (endOfInput && mustLandEndOfInput) {
+                // No later commit comes to try again: fail this one, so Flink retries it from the
+                // checkpoint, or the bounded run fails for everyone to see.
+                throw new IOException(
+                        "the last update of the completion pointer of "
+                                + scope.pipeline()
+                                + " v"
+                                + scope.jobVersion()
+                                + " (end of input) could not be recorded; its parts are published",
+                        e);
+            }
+            forgetBeyondBound();
+            LOG.error(
+                    "Parts are published, but the completion pointer of {} v{} could not be updated: {}."
+                            + " It is tried again with the next window; until then readers see it behind.",
+                    scope.pipeline(),
+                    scope.jobVersion(),
+                    e.toString());
+        }
+    }
+
+    /** What a run's marks prove, as far as this recorder heard them: see {@code Progress}. */
+    private long bound(String run) {
+        Map<Integer, Long> marks = committedThrough.get(run);
+        return marks.size() < parallelism.get(run)
+                ? Long.MIN_VALUE
+                : marks.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+    }
+
+    /**
+     * While the pointer cannot be written (unreadable, or from a newer release after a rollback),
+     * published parts pile up here. Past a bound the oldest are let go: the manifest of a window
+     * not fully recorded lists its directory and finds them there, so only requests are lost.
+     */
+    private void forgetBeyondBound() {
+        int excess = unrecordedParts.size() - MAX_UNRECORDED_PARTS;
+        if (excess > 0) {
+            unrecordedParts.subList(0, excess).clear();
+            LOG.warn(
+                    "Keeping the newest {} published parts for the completion pointer of {} v{};"
+                            + " {} older ones will be found by listing their windows",
+                    MAX_UNRECORDED_PARTS,
+                    scope.pipeline(),
+                    scope.jobVersion(),
+                    excess);
+        }
+    }
+}

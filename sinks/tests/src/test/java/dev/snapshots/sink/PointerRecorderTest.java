@@ -1,0 +1,281 @@
+package dev.snapshots.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
+import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.WindowManifest;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.StoreKind;
+import dev.snapshots.testutils.CountingMetricGroup;
+import dev.snapshots.testutils.KeyTotal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableSummary;
+import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The sink's post-commit task, fed as Flink feeds it (each committer subtask's summary, then what
+ * it published, the subtasks' streams interleaved), against a store of real files: it writes the
+ * pointer once a window whatever the parallelism, never before every subtask passed the window, and
+ * a manifest of every part.
+ */
+class PointerRecorderTest {
+    private static final long WINDOW = 300_000;
+    private static final long START = 1_796_047_500_000L;
+    private static final int BUCKETS = 8;
+    private static final SnapshotCommittable.Run RUN =
+            new SnapshotCommittable.Run("readings", 1, PartKind.SNAPSHOT, "run-a");
+
+    @ParameterizedTest(name = "P={0}, seed {1}")
+    @CsvSource({"1, 1", "4, 2", "8, 3", "8, 4"})
+    void thePointerIsWrittenOnceAWindowWhateverTheParallelism(int parallelism, long seed)
+            throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        Random random = new Random(seed);
+        int windows = 3;
+        int checkpointsPerWindow = 30;
+        try (ObjectStore store = spec.open()) {
+            PointerRecorder recorder = recorder(config, store, new CountingMetricGroup());
+            long checkpoint = 0;
+            for (int w = 0; w < windows; w++) {
+                for (int c = 1; c <= checkpointsPerWindow; c++) {
+                    checkpoint++;
+                    long watermark = START + w * WINDOW + c * WINDOW / checkpointsPerWindow - 1;
+                    // The window fires at its last checkpoint's interval.
+                    long fired = c == checkpointsPerWindow ? START + w * WINDOW : -1;
+                    List<List<CommittableMessage<SnapshotCommittable>>> bySubtask =
+                            new ArrayList<>();
+                    for (int s = 0; s < parallelism; s++) {
+                        List<SnapshotCommittable> published = new ArrayList<>();
+                        for (int b = s; fired >= 0 && b < BUCKETS; b += parallelism) {
+                            published.add(part(config, store, fired, b));
+                        }
+                        published.add(SnapshotCommittable.mark(RUN, s, parallelism, watermark));
+                        bySubtask.add(batch(checkpoint, s, parallelism, published));
+                    }
+                    for (CommittableMessage<SnapshotCommittable> m :
+                            interleaved(bySubtask, random)) {
+                        recorder.accept(m);
+                    }
+                    // One write for the first marks it hears (a recorder starts knowing nothing of
+                    // the store), then one a window.
+                    assertThat(logPositions(store))
+                            .as("entries after checkpoint %d of window %d", c, w)
+                            .isEqualTo(1 + (c == checkpointsPerWindow ? w + 1 : w));
+                }
+            }
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + windows * WINDOW);
+            for (int w = 0; w < windows; w++) {
+                assertThat(manifest(store, START + w * WINDOW).parts())
+                        .as("window %d's manifest", w)
+                        .hasSize(BUCKETS);
+            }
+        }
+    }
+
+    /** A mark past the end of input is one subtask's: the others still hold the window open. */
+    @Test
+    void aWindowIsNotCompleteUntilEverySubtaskHasPassedIt() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open()) {
+            PointerRecorder recorder = recorder(config, store, new CountingMetricGroup());
+            List<SnapshotCommittable> zero = new ArrayList<>();
+            for (int b = 0; b < BUCKETS; b += 2) {
+                zero.add(part(config, store, START, b));
+            }
+            zero.add(SnapshotCommittable.mark(RUN, 0, 2, START + 3 * WINDOW - 1));
+            feed(recorder, batch(1, 0, 2, zero));
+            feed(recorder, batch(1, 1, 2, List.of(SnapshotCommittable.mark(RUN, 1, 2, START - 1))));
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .as("subtask 1 has not passed the window")
+                    .isEmpty();
+
+            List<SnapshotCommittable> one = new ArrayList<>();
+            for (int b = 1; b < BUCKETS; b += 2) {
+                one.add(part(config, store, START, b));
+            }
+            one.add(SnapshotCommittable.mark(RUN, 1, 2, START + WINDOW - 1));
+            feed(recorder, batch(2, 1, 2, one));
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + WINDOW);
+            assertThat(manifest(store, START).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * A restarted post-commit task knows nothing of what it was told before: the marks come again
+     * with the next checkpoint, and the window's manifest finds the parts in the store.
+     */
+    @Test
+    void aRestartedRecorderHearsTheMarksAgainAndFindsThePartsItWasNotToldOf() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open()) {
+            List<SnapshotCommittable> parts = new ArrayList<>();
+            for (int b = 0; b < BUCKETS; b++) {
+                parts.add(part(config, store, START, b));
+            }
+            parts.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW / 2));
+            feed(recorder(config, store, new CountingMetricGroup()), batch(1, 0, 1, parts));
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1)).isEmpty();
+
+            feed(
+                    recorder(config, store, new CountingMetricGroup()),
+                    batch(2, 0, 1, List.of(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW))));
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + WINDOW);
+            WindowManifest.Manifest manifest = manifest(store, START);
+            assertThat(manifest.parts()).hasSize(BUCKETS);
+            assertThat(manifest.parts().get(3).fingerprint()).isEqualTo(parts.get(3).fingerprint());
+        }
+    }
+
+    /**
+     * Parts come first: a pointer the recorder cannot read or must not touch is reported, and left
+     * alone.
+     */
+    @Test
+    void anUnreadableOrNewerPointerIsCountedAndLeftAlone() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
+        List<String> contents =
+                List.of(
+                        "{not json",
+                        "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}");
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open()) {
+            PointerRecorder recorder = recorder(config, store, metrics);
+            for (int i = 0; i < contents.size(); i++) {
+                store.delete(pointer);
+                store.putIfAbsent(
+                        pointer, contents.get(i).getBytes(StandardCharsets.UTF_8), Map.of());
+
+                feed(
+                        recorder,
+                        batch(
+                                i + 1,
+                                0,
+                                1,
+                                List.of(
+                                        part(config, store, START + i * WINDOW, 0),
+                                        SnapshotCommittable.mark(
+                                                RUN, 0, 1, START + (i + 1) * WINDOW - 1))));
+
+                assertThat(
+                                new String(
+                                        store.get(pointer).orElseThrow().content(),
+                                        StandardCharsets.UTF_8))
+                        .as("left alone")
+                        .isEqualTo(contents.get(i));
+                assertThat(metrics.count("progressFailures")).isEqualTo(i + 1);
+            }
+        }
+    }
+
+    private static SnapshotSinkConfig<KeyTotal> config(StoreSpec spec) {
+        return CanonicalSnapshotSink.<KeyTotal>builder()
+                .pipeline("readings")
+                .jobVersion(1)
+                .bucketCount(BUCKETS)
+                .windowLength(Duration.ofMillis(WINDOW))
+                .store(spec)
+                .rowFormat(new KeyTotal.Format())
+                .retries(new Backoff(2, Duration.ofMillis(1), Duration.ofMillis(2)))
+                .build()
+                .config();
+    }
+
+    private static PointerRecorder recorder(
+            SnapshotSinkConfig<KeyTotal> config, ObjectStore store, CountingMetricGroup metrics) {
+        return new PointerRecorder(config, store, metrics, metrics.counter("storeRetries"), false);
+    }
+
+    /** A part as published: in the store, with the metadata a manifest lists. */
+    private static SnapshotCommittable part(
+            SnapshotSinkConfig<KeyTotal> config, ObjectStore store, long windowStart, int bucket)
+            throws Exception {
+        WorkIdentity id = config.identity(windowStart, bucket);
+        String key = ObjectKeys.partKey(PartKind.SNAPSHOT, id);
+        String fingerprint = "fp-" + windowStart + "-" + bucket;
+        Map<String, String> metadata =
+                Map.of(PartMetadata.FINGERPRINT, fingerprint, PartMetadata.ROWS, "1");
+        byte[] content = key.getBytes(StandardCharsets.UTF_8);
+        store.putIfAbsent(key, content, metadata);
+        return SnapshotCommittable.inline(
+                key, windowStart, windowStart + WINDOW, bucket, fingerprint, 1, metadata, content);
+    }
+
+    /** One committer subtask's emission after a checkpoint: its summary, then its committables. */
+    private static List<CommittableMessage<SnapshotCommittable>> batch(
+            long checkpoint, int subtask, int parallelism, List<SnapshotCommittable> published) {
+        List<CommittableMessage<SnapshotCommittable>> messages = new ArrayList<>();
+        messages.add(
+                new CommittableSummary<>(subtask, parallelism, checkpoint, published.size(), 0, 0));
+        published.forEach(c -> messages.add(new CommittableWithLineage<>(c, checkpoint, subtask)));
+        return messages;
+    }
+
+    /** The subtasks' streams merged as one input merges channels: each in its own order. */
+    private static List<CommittableMessage<SnapshotCommittable>> interleaved(
+            List<List<CommittableMessage<SnapshotCommittable>>> streams, Random random) {
+        List<LinkedList<CommittableMessage<SnapshotCommittable>>> left = new ArrayList<>();
+        streams.forEach(s -> left.add(new LinkedList<>(s)));
+        List<CommittableMessage<SnapshotCommittable>> merged = new ArrayList<>();
+        while (!left.isEmpty()) {
+            int i = random.nextInt(left.size());
+            merged.add(left.get(i).removeFirst());
+            if (left.get(i).isEmpty()) {
+                left.remove(i);
+            }
+        }
+        return merged;
+    }
+
+    private static void feed(
+            PointerRecorder recorder, List<CommittableMessage<SnapshotCommittable>> messages)
+            throws Exception {
+        for (CommittableMessage<SnapshotCommittable> m : messages) {
+            recorder.accept(m);
+        }
+    }
+
+    /** How many states the pointer's log has taken: its newest position + 1. */
+    private static long logPositions(ObjectStore store) throws Exception {
+        TreeMap<Long, String> entries = new TreeMap<>();
+        store.list(
+                ObjectKeys.progressLogPrefix(PartKind.SNAPSHOT, "readings", 1),
+                o -> ObjectKeys.progressEntry(o.key()).ifPresent(n -> entries.put(n, o.key())));
+        return entries.isEmpty() ? 0 : entries.lastKey() + 1;
+    }
+
+    private static WindowManifest.Manifest manifest(ObjectStore store, long windowStart)
+            throws Exception {
+        return WindowManifest.read(
+                        store,
+                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, "readings", 1, 1, windowStart))
+                .orElseThrow();
+    }
+}
