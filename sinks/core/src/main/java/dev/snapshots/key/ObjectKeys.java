@@ -131,14 +131,23 @@ public final class ObjectKeys {
             long windowStartMillis) {
         ZonedDateTime start = Instant.ofEpochMilli(windowStartMillis).atZone(ZoneOffset.UTC);
         return schemaPrefix(kind, pipeline, jobVersion, schemaVersion)
+                + dateDirectory(windowStartMillis)
                 + String.format(
-                        Locale.ROOT,
-                        "date=%04d-%02d-%02d/window=%02d%02d/",
-                        start.getYear(),
-                        start.getMonthValue(),
-                        start.getDayOfMonth(),
-                        start.getHour(),
-                        start.getMinute());
+                        Locale.ROOT, "window=%02d%02d/", start.getHour(), start.getMinute());
+    }
+
+    /**
+     * The directory, under a {@link #schemaPrefix}, of the windows of the day (UTC) {@code millis}
+     * falls in.
+     */
+    public static String dateDirectory(long millis) {
+        ZonedDateTime day = Instant.ofEpochMilli(millis).atZone(ZoneOffset.UTC);
+        return String.format(
+                Locale.ROOT,
+                "date=%04d-%02d-%02d/",
+                day.getYear(),
+                day.getMonthValue(),
+                day.getDayOfMonth());
     }
 
     /** Where one schema of a job version keeps its date directories. */

@@ -36,6 +36,10 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
 @PublicEvolving
 public final class WindowManifest {
     private static final long DAY_MILLIS = 86_400_000L;
+
+    /** Up to how many days a span's date directories are computed rather than listed. */
+    private static final int KNOWN_DAYS = 3;
+
     private static final ObjectMapper JSON =
             new ObjectMapper()
                     .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
@@ -105,13 +109,20 @@ public final class WindowManifest {
     }
 
     /**
-     * Windows in [from, to) with a directory under a {@link ObjectKeys#schemaPrefix}: one listing
-     * of dates, one of windows per date in range.
+     * Windows in [from, to) with a directory: one listing of the windows of each day in range, and
+     * before them one of the days, unless the range is a few days long (the pointer's usual step,
+     * one window, is), when the days are known without it.
      */
     static List<Long> storedWindows(ObjectStore store, String schemaPrefix, long from, long to)
             throws IOException {
         List<String> dates = new ArrayList<>();
-        store.listDirectories(schemaPrefix, dates::add);
+        if (from >= 0 && to - from <= KNOWN_DAYS * DAY_MILLIS) {
+            for (long day = from - Math.floorMod(from, DAY_MILLIS); day < to; day += DAY_MILLIS) {
+                dates.add(schemaPrefix + ObjectKeys.dateDirectory(day));
+            }
+        } else {
+            store.listDirectories(schemaPrefix, dates::add);
+        }
         List<Long> windows = new ArrayList<>();
         for (String date : dates) {
             OptionalLong day = ObjectKeys.dayStart(date);

@@ -427,6 +427,69 @@ class CompletionPointerITCase {
     }
 
     /**
+     * The pointer's usual step is a window or a few: the date directories of its span are known
+     * without listing the days, and a window nobody recorded (its committer died before the pointer
+     * heard of its part) is still found, here on the day after the pointer's last window.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void aWindowNobodyRecordedIsFoundAcrossMidnightWithoutListingTheDays(StoreKind kind)
+            throws Exception {
+        int midnight = (int) (86_400_000L / W);
+        try (ObjectStore store = kind.fresh().open()) {
+            List<PublishedPart> lastOfTheDay = new ArrayList<>();
+            for (int bucket = 0; bucket < 4; bucket++) {
+                lastOfTheDay.addAll(parts(midnight - 1, midnight, bucket));
+            }
+            CompletionPointer.record(
+                    store,
+                    SCOPE,
+                    List.of(new Mark("r", 1, 0, midnight * W - 1, midnight * W)),
+                    lastOfTheDay);
+            String unrecorded =
+                    ObjectKeys.partKey(
+                            PartKind.SNAPSHOT,
+                            new WorkIdentity("p", midnight * W, W, 1, 1, 2, 4, ""));
+            store.putIfAbsent(
+                    unrecorded,
+                    new byte[] {1},
+                    Map.of(PartMetadata.FINGERPRINT, "fp-died", PartMetadata.ROWS, "5"));
+            List<String> listed = new CopyOnWriteArrayList<>();
+            ObjectStore counting =
+                    watched(
+                            store,
+                            (method, key) -> {
+                                if (method.startsWith("list")) {
+                                    listed.add(key);
+                                }
+                            });
+
+            CompletionPointer.record(
+                    counting,
+                    SCOPE,
+                    List.of(new Mark("r", 1, 0, (midnight + 1) * W - 1, (midnight + 1) * W)),
+                    List.of());
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .contains((midnight + 1) * W);
+            WindowManifest.Manifest found =
+                    WindowManifest.read(
+                                    store,
+                                    ObjectKeys.manifestKey(
+                                            PartKind.SNAPSHOT, "p", 1, 1, midnight * W))
+                            .orElseThrow();
+            assertThat(found.parts().get(2).key()).isEqualTo(unrecorded);
+            assertThat(found.parts().get(2).fingerprint()).isEqualTo("fp-died");
+            assertThat(found.previousWindowStartMillis()).hasValue((midnight - 1) * W);
+            assertThat(listed)
+                    .as("listings: the pointer's log, the day's windows, the window")
+                    .doesNotContain(ObjectKeys.schemaPrefix(PartKind.SNAPSHOT, "p", 1, 1));
+        }
+    }
+
+    /**
      * An updater reads the log, stalls, and while it waits 64 others land and trimming deletes the
      * position it is about to create. Its create then succeeds (the key is gone), below the newest
      * entry where no reader looks; it must find that out and merge again. One run of 65 subtasks,
