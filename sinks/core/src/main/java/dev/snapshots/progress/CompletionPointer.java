@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.Executor;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.type.TypeReference;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -162,16 +163,29 @@ public final class CompletionPointer {
         return Progress.committedThrough(watermark, windowLengthMillis);
     }
 
+    /** As {@link #record(ObjectStore, Scope, List, List, Executor)}, one manifest at a time. */
+    public static Optional<Long> record(
+            ObjectStore store, Scope scope, List<Mark> marks, List<PublishedPart> parts)
+            throws IOException {
+        return record(store, scope, marks, parts, Runnable::run);
+    }
+
     /**
      * Records published parts and marks, writes the manifests of the windows that are complete now,
      * and moves the pointer.
      *
+     * @param manifestWriters where the manifests of the windows this update completes are written,
+     *     all at once; they have all landed before the pointer moves
      * @return the pointer afterwards, if any window is complete
      * @throws ProgressException if the pointer is unreadable, written by a newer release, or of
      *     another schema version
      */
     public static Optional<Long> record(
-            ObjectStore store, Scope scope, List<Mark> marks, List<PublishedPart> parts)
+            ObjectStore store,
+            Scope scope,
+            List<Mark> marks,
+            List<PublishedPart> parts,
+            Executor manifestWriters)
             throws IOException {
         Map<Long, Map<Integer, PartEntry>> published = new TreeMap<>();
         for (PublishedPart p : parts) {
@@ -214,7 +228,8 @@ public final class CompletionPointer {
             }
             after =
                     after.withManifests(
-                                    WindowManifest.writeNewlyComplete(store, scope, before, after))
+                                    WindowManifest.writeNewlyComplete(
+                                            store, scope, before, after, manifestWriters))
                             .settled(KEPT_RUNS);
             if (after.sameAs(before)) {
                 return readable(before);

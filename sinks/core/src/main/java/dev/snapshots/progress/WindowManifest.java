@@ -6,6 +6,7 @@ import dev.snapshots.progress.Progress.ManifestSpan;
 import dev.snapshots.progress.Progress.PartEntry;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.type.TypeReference;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -66,10 +70,13 @@ public final class WindowManifest {
      * each naming the window with parts before it; returns the span of manifests afterwards. The
      * windows are the recorded ones and, for parts published but never recorded (a committer that
      * died in between), the ones the store's date and window directories show: never a walk over
-     * every window of the span, which for a sparse output (dead letters) can be years.
+     * every window of the span, which for a sparse output (dead letters) can be years. The
+     * manifests are written on {@code writers}, all at once (a catch-up passes many windows in one
+     * update), and all have landed when this returns.
      */
     static ManifestSpan writeNewlyComplete(
-            ObjectStore store, Scope scope, Progress before, Progress after) throws IOException {
+            ObjectStore store, Scope scope, Progress before, Progress after, Executor writers)
+            throws IOException {
         long from = before.completeThroughMillis;
         long to = after.completeThroughMillis;
         if (to <= from || to <= 0) {
@@ -88,20 +95,41 @@ public final class WindowManifest {
                                 to));
         after.open.keySet().stream().filter(w -> w >= from && w < to).forEach(windows::add);
         long previous = before.manifests.lastMillis();
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
         for (long window : windows) {
-            Map<Integer, PartEntry> parts =
-                    CompletionPointer.partsOf(
-                            store, scope, window, after.open.getOrDefault(window, Map.of()));
-            store.putIfAbsent(
-                    ObjectKeys.manifestKey(
-                            scope.kind(),
-                            scope.pipeline(),
-                            scope.jobVersion(),
-                            scope.schemaVersion(),
-                            window),
-                    render(scope, window, previous, parts),
-                    Map.of());
+            long named = previous;
+            writes.add(
+                    CompletableFuture.runAsync(
+                            () -> {
+                                try {
+                                    write(store, scope, window, named, after);
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            },
+                            writers));
             previous = window;
+        }
+        // Every write ends before the pointer may move past its window, failed or not.
+        IOException failure = null;
+        for (CompletableFuture<Void> w : writes) {
+            try {
+                w.join();
+            } catch (CompletionException e) {
+                Throwable cause =
+                        e.getCause() instanceof UncheckedIOException u
+                                ? u.getCause()
+                                : e.getCause();
+                if (failure == null) {
+                    failure =
+                            cause instanceof IOException io
+                                    ? io
+                                    : new IOException("writing a manifest failed", cause);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
         return windows.isEmpty()
                 ? before.manifests
@@ -137,6 +165,24 @@ public final class WindowManifest {
             }
         }
         return windows;
+    }
+
+    /** The manifest of {@code window}, naming {@code previous}, the window with parts before it. */
+    private static void write(
+            ObjectStore store, Scope scope, long window, long previous, Progress after)
+            throws IOException {
+        Map<Integer, PartEntry> parts =
+                CompletionPointer.partsOf(
+                        store, scope, window, after.open.getOrDefault(window, Map.of()));
+        store.putIfAbsent(
+                ObjectKeys.manifestKey(
+                        scope.kind(),
+                        scope.pipeline(),
+                        scope.jobVersion(),
+                        scope.schemaVersion(),
+                        window),
+                render(scope, window, previous, parts),
+                Map.of());
     }
 
     private static byte[] render(

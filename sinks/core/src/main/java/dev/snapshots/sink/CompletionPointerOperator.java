@@ -46,6 +46,9 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
 
     @Override
     public void close() throws Exception {
+        if (recorder != null) {
+            recorder.close();
+        }
         if (store != null) {
             store.close();
         }

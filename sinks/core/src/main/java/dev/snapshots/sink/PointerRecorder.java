@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -41,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * fails instead, and Flink retries the commit.
  */
 @Internal
-public final class PointerRecorder {
+public final class PointerRecorder implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PointerRecorder.class);
 
     /**
@@ -55,6 +57,9 @@ public final class PointerRecorder {
     private final CompletionPointer.Scope scope;
     private final SnapshotCommittable.Run run;
     private final boolean mustLandEndOfInput;
+
+    /** Writes the manifests of the windows one update completes, as many at once as parts. */
+    private final ExecutorService manifestWriters;
 
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
     private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
@@ -98,6 +103,14 @@ public final class PointerRecorder {
         this.scope = config.pointerScope();
         this.run = config.run();
         this.mustLandEndOfInput = mustLandEndOfInput;
+        this.manifestWriters =
+                Executors.newFixedThreadPool(
+                        config.publishConcurrency(),
+                        r -> {
+                            Thread t = new Thread(r, "snapshot-manifests");
+                            t.setDaemon(true);
+                            return t;
+                        });
         metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.pointerMillis =
                 metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
@@ -231,7 +244,9 @@ public final class PointerRecorder {
                     backoff.run(
                             retries,
                             "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                            () -> CompletionPointer.record(store, scope, marks, parts));
+                            () ->
+                                    CompletionPointer.record(
+                                            store, scope, marks, parts, manifestWriters));
             through.ifPresent(t -> completeThrough = t);
             committedThrough.keySet().forEach(r -> recordedBound.put(r, bound(r)));
             unrecordedMarks.clear();
@@ -258,6 +273,11 @@ public final class PointerRecorder {
                     scope.jobVersion(),
                     e.toString());
         }
+    }
+
+    @Override
+    public void close() {
+        manifestWriters.shutdownNow();
     }
 
     /** What a run's marks prove, as far as this recorder heard them: see {@code Progress}. */

@@ -352,6 +352,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     @Override
     public void close() {
         publishers.shutdownNow();
+        endOfInput.close();
         store.close();
     }
 }

@@ -116,6 +116,75 @@ class CompletionPointerITCase {
     }
 
     /**
+     * A catch-up passes many windows in one update: their manifests are written all at once, each
+     * still naming the window before it, and if one cannot be written the pointer does not move
+     * past any of them; the next update writes what is missing.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void theManifestsOfOneUpdateAreWrittenAtOnceAndThePointerWaitsForAll(StoreKind kind)
+            throws Exception {
+        int windows = 24;
+        ExecutorService writers = Executors.newFixedThreadPool(8);
+        try (ObjectStore store = kind.fresh().open()) {
+            List<PublishedPart> published = new ArrayList<>();
+            for (int bucket = 0; bucket < 4; bucket++) {
+                published.addAll(parts(0, windows, bucket));
+            }
+            Mark through = new Mark("r", 1, 0, windows * W - 1, windows * W);
+            String refused = ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 17 * W);
+            AtomicLong inFlight = new AtomicLong();
+            AtomicLong peak = new AtomicLong();
+            ObjectStore failingOnce =
+                    watched(
+                            store,
+                            (method, key) -> {
+                                if (key.endsWith("_manifest.json")) {
+                                    peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                                    Thread.sleep(20);
+                                    inFlight.decrementAndGet();
+                                    if (key.equals(refused)) {
+                                        throw new java.io.IOException("injected: " + key);
+                                    }
+                                }
+                            });
+
+            assertThatThrownBy(
+                            () ->
+                                    CompletionPointer.record(
+                                            failingOnce,
+                                            SCOPE,
+                                            List.of(through),
+                                            published,
+                                            writers))
+                    .hasMessageContaining("injected");
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .as("not past a window without its manifest")
+                    .isEmpty();
+            assertThat(peak.get()).as("manifests in flight at once").isGreaterThan(1);
+
+            CompletionPointer.record(store, SCOPE, List.of(through), published, writers);
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                    .contains(windows * W);
+            for (int w = 0; w < windows; w++) {
+                WindowManifest.Manifest m =
+                        WindowManifest.read(
+                                        store,
+                                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w * W))
+                                .orElseThrow();
+                assertThat(m.parts().keySet()).as("window %d", w).containsExactly(0, 1, 2, 3);
+                assertThat(m.previousWindowStartMillis())
+                        .isEqualTo(w == 0 ? OptionalLong.empty() : OptionalLong.of((w - 1) * W));
+            }
+        } finally {
+            writers.shutdownNow();
+        }
+    }
+
+    /**
      * Dead letters are sparse: one in 1970 (a record before any watermark), the next decades later.
      * Only windows with parts get manifests, chained to each other, and the pointer's jump costs
      * two, not one per window in between.

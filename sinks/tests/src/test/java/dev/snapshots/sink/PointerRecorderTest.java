@@ -50,8 +50,8 @@ class PointerRecorderTest {
         Random random = new Random(seed);
         int windows = 3;
         int checkpointsPerWindow = 30;
-        try (ObjectStore store = spec.open()) {
-            PointerRecorder recorder = recorder(config, store, new CountingMetricGroup());
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
             long checkpoint = 0;
             for (int w = 0; w < windows; w++) {
                 for (int c = 1; c <= checkpointsPerWindow; c++) {
@@ -96,8 +96,8 @@ class PointerRecorderTest {
     void aWindowIsNotCompleteUntilEverySubtaskHasPassedIt() throws Exception {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         SnapshotSinkConfig<KeyTotal> config = config(spec);
-        try (ObjectStore store = spec.open()) {
-            PointerRecorder recorder = recorder(config, store, new CountingMetricGroup());
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
             List<SnapshotCommittable> zero = new ArrayList<>();
             for (int b = 0; b < BUCKETS; b += 2) {
                 zero.add(part(config, store, START, b));
@@ -137,12 +137,20 @@ class PointerRecorderTest {
                 parts.add(part(config, store, START, b));
             }
             parts.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW / 2));
-            feed(recorder(config, store, new CountingMetricGroup()), batch(1, 0, 1, parts));
+            try (PointerRecorder before = recorder(config, store, new CountingMetricGroup())) {
+                feed(before, batch(1, 0, 1, parts));
+            }
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1)).isEmpty();
 
-            feed(
-                    recorder(config, store, new CountingMetricGroup()),
-                    batch(2, 0, 1, List.of(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW))));
+            try (PointerRecorder restarted = recorder(config, store, new CountingMetricGroup())) {
+                feed(
+                        restarted,
+                        batch(
+                                2,
+                                0,
+                                1,
+                                List.of(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW))));
+            }
 
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
                     .contains(START + WINDOW);
@@ -166,8 +174,8 @@ class PointerRecorderTest {
                         "{not json",
                         "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}");
         CountingMetricGroup metrics = new CountingMetricGroup();
-        try (ObjectStore store = spec.open()) {
-            PointerRecorder recorder = recorder(config, store, metrics);
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, metrics)) {
             for (int i = 0; i < contents.size(); i++) {
                 store.delete(pointer);
                 store.putIfAbsent(

@@ -128,14 +128,14 @@ final class CommitShapes {
         List<Long> windowCommits = new ArrayList<>();
         List<Long> pointerUpdates = new ArrayList<>();
         int before = requests.getAsInt();
-        try (ObjectStore pointerStore = store.open()) {
-            PointerRecorder pointer =
-                    new PointerRecorder(
-                            sink.config(),
-                            pointerStore,
-                            new UnregisteredMetricsGroup(),
-                            new SimpleCounter(),
-                            false);
+        try (ObjectStore pointerStore = store.open();
+                PointerRecorder pointer =
+                        new PointerRecorder(
+                                sink.config(),
+                                pointerStore,
+                                new UnregisteredMetricsGroup(),
+                                new SimpleCounter(),
+                                false)) {
             long checkpoints = WINDOWS * WINDOW_MILLIS / CHECKPOINT_MILLIS;
             for (long c = 1; c <= checkpoints; c++) {
                 long watermark = START + c * CHECKPOINT_MILLIS - 1;
