@@ -439,7 +439,7 @@ public final class Audit {
                                                         unjudged.get(unjudged.size() - 1))
                                                 + "), which cannot be judged complete without the pointer")
                                 + ". Check whether the pointer was deleted (restore it from the bucket's object versions)"
-                                + " or the job's committers fail to record progress (progressFailures, and their log);"
+                                + " or the job's Completion pointer task fails to record progress (its progressFailures, and its log);"
                                 + " a job version whose first commit is under way records it in a moment"));
     }
 

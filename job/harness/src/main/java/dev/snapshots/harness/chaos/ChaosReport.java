@@ -143,7 +143,7 @@ final class ChaosReport {
                                 + " every instance. Of a SIGKILLed TaskManager, at most its last second of counts is missing.",
                         "partsStaged and partsInline count the parts the writers prepared, every attempt and instance included;"
                                 + " partsCreated and duplicatesCollapsed what the committers found when publishing.",
-                        "storeRetries counts the committers' retried store calls, stageRetries the writers' retried stagings.",
+                        "storeRetries counts the retried store calls of the committers and the completion pointer's task, stageRetries the writers' retried stagings.",
                         "divergences counts the evidence objects under "
                                 + ObjectKeys.DIVERGENCE_PREFIX
                                 + " in the store."));
