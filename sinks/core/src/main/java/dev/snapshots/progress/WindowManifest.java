@@ -110,26 +110,16 @@ public final class WindowManifest {
                             writers));
             previous = window;
         }
-        // Every write ends before the pointer may move past its window, failed or not.
-        IOException failure = null;
-        for (CompletableFuture<Void> w : writes) {
-            try {
-                w.join();
-            } catch (CompletionException e) {
-                Throwable cause =
-                        e.getCause() instanceof UncheckedIOException u
-                                ? u.getCause()
-                                : e.getCause();
-                if (failure == null) {
-                    failure =
-                            cause instanceof IOException io
-                                    ? io
-                                    : new IOException("writing a manifest failed", cause);
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
+        // allOf completes once every write has ended, failed or not: none is still under way
+        // when the pointer moves or the update fails.
+        try {
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+        } catch (CompletionException e) {
+            Throwable cause =
+                    e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
+            throw cause instanceof IOException io
+                    ? io
+                    : new IOException("writing a manifest failed", cause);
         }
         return windows.isEmpty()
                 ? before.manifests

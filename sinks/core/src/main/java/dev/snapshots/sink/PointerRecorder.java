@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -62,7 +61,9 @@ public final class PointerRecorder implements AutoCloseable {
     private final ExecutorService manifestWriters;
 
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
-    private final Map<String, CompletionPointer.Mark> unrecordedMarks = new TreeMap<>();
+
+    /** Per run and subtask, the newest mark not recorded yet. */
+    private final Map<String, SnapshotCommittable> unrecordedMarks = new TreeMap<>();
 
     /** The end of the newest own window published: what the run's marks bound at end of input. */
     private long lastWindowEnd = Long.MIN_VALUE;
@@ -103,14 +104,7 @@ public final class PointerRecorder implements AutoCloseable {
         this.scope = config.pointerScope();
         this.run = config.run();
         this.mustLandEndOfInput = mustLandEndOfInput;
-        this.manifestWriters =
-                Executors.newFixedThreadPool(
-                        config.publishConcurrency(),
-                        r -> {
-                            Thread t = new Thread(r, "snapshot-manifests");
-                            t.setDaemon(true);
-                            return t;
-                        });
+        this.manifestWriters = config.publishers("snapshot-manifests");
         metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.pointerMillis =
                 metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
@@ -191,18 +185,8 @@ public final class PointerRecorder implements AutoCloseable {
             return;
         }
         String id = of.get().id();
-        String subtask = id + "/" + mark.subtask();
-        CompletionPointer.Mark before = unrecordedMarks.get(subtask);
-        unrecordedMarks.put(
-                subtask,
-                new CompletionPointer.Mark(
-                        id,
-                        mark.parallelism(),
-                        mark.subtask(),
-                        Math.max(
-                                mark.watermark(),
-                                before == null ? Long.MIN_VALUE : before.watermark()),
-                        Long.MIN_VALUE));
+        unrecordedMarks.merge(
+                id + "/" + mark.subtask(), mark, (a, b) -> a.watermark() >= b.watermark() ? a : b);
         parallelism.put(id, mark.parallelism());
         committedThrough
                 .computeIfAbsent(id, r -> new HashMap<>())
@@ -231,7 +215,7 @@ public final class PointerRecorder implements AutoCloseable {
                         .map(
                                 m ->
                                         new CompletionPointer.Mark(
-                                                m.run(),
+                                                m.run().orElseThrow().id(),
                                                 m.parallelism(),
                                                 m.subtask(),
                                                 m.watermark(),

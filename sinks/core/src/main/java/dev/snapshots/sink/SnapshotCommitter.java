@@ -17,7 +17,6 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.metrics.Counter;
@@ -90,14 +89,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
 
     SnapshotCommitter(SnapshotSinkConfig<?> config, MetricGroup metrics) {
         this.store = config.store().open();
-        this.publishers =
-                Executors.newFixedThreadPool(
-                        config.publishConcurrency(),
-                        r -> {
-                            Thread t = new Thread(r, "snapshot-publisher");
-                            t.setDaemon(true);
-                            return t;
-                        });
+        this.publishers = config.publishers("snapshot-publisher");
         this.backoff = config.backoff();
         this.created = metrics.counter("partsCreated");
         this.collapsed = metrics.counter("partsCollapsed");

@@ -8,6 +8,8 @@ import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.flink.annotation.Internal;
 
 /**
@@ -145,6 +147,20 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     public int publishConcurrency() {
         return publishConcurrency;
+    }
+
+    /**
+     * {@link #publishConcurrency} daemon threads named {@code name}, started as work comes: the
+     * store requests of one commit or one pointer update that may run at once.
+     */
+    ExecutorService publishers(String name) {
+        return Executors.newFixedThreadPool(
+                publishConcurrency,
+                r -> {
+                    Thread t = new Thread(r, name);
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
     public Backoff backoff() {

@@ -96,11 +96,7 @@ class CompletionPointerITCase {
                     store, SCOPE, List.of(new Mark("r", 1, 0, 3 * W - 1, 3 * W)), published);
 
             for (long w = 0; w < 3 * W; w += W) {
-                WindowManifest.Manifest m =
-                        WindowManifest.read(
-                                        store,
-                                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w))
-                                .orElseThrow();
+                WindowManifest.Manifest m = manifest(store, w).orElseThrow();
                 assertThat(m.buckets()).isEqualTo(4);
                 assertThat(m.parts().keySet())
                         .as("window %d", w / W)
@@ -129,10 +125,7 @@ class CompletionPointerITCase {
         int windows = 24;
         ExecutorService writers = Executors.newFixedThreadPool(8);
         try (ObjectStore store = kind.fresh().open()) {
-            List<PublishedPart> published = new ArrayList<>();
-            for (int bucket = 0; bucket < 4; bucket++) {
-                published.addAll(parts(0, windows, bucket));
-            }
+            List<PublishedPart> published = allBuckets(0, windows);
             Mark through = new Mark("r", 1, 0, windows * W - 1, windows * W);
             String refused = ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 17 * W);
             AtomicLong inFlight = new AtomicLong();
@@ -170,11 +163,7 @@ class CompletionPointerITCase {
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
                     .contains(windows * W);
             for (int w = 0; w < windows; w++) {
-                WindowManifest.Manifest m =
-                        WindowManifest.read(
-                                        store,
-                                        ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, w * W))
-                                .orElseThrow();
+                WindowManifest.Manifest m = manifest(store, w * W).orElseThrow();
                 assertThat(m.parts().keySet()).as("window %d", w).containsExactly(0, 1, 2, 3);
                 assertThat(m.previousWindowStartMillis())
                         .isEqualTo(w == 0 ? OptionalLong.empty() : OptionalLong.of((w - 1) * W));
@@ -302,11 +291,7 @@ class CompletionPointerITCase {
             assertThat(CompletionPointer.read(reader, PartKind.SNAPSHOT, "p", 1))
                     .contains(steps * W);
             for (int w = 0; w < steps; w++) {
-                assertThat(
-                                WindowManifest.read(
-                                        reader,
-                                        ObjectKeys.manifestKey(
-                                                PartKind.SNAPSHOT, "p", 1, 1, w * W)))
+                assertThat(manifest(reader, w * W))
                         .as("manifest %d", w)
                         .hasValueSatisfying(m -> assertThat(m.parts()).hasSize(4));
             }
@@ -367,11 +352,7 @@ class CompletionPointerITCase {
 
             assertThat(slow.get()).contains(5 * W);
             for (int w = 0; w < 5; w++) {
-                assertThat(
-                                WindowManifest.read(
-                                        other,
-                                        ObjectKeys.manifestKey(
-                                                PartKind.SNAPSHOT, "p", 1, 1, w * W)))
+                assertThat(manifest(other, w * W))
                         .as("manifest %d", w)
                         .hasValueSatisfying(
                                 m -> assertThat(m.parts().keySet()).containsExactly(0, 1));
@@ -447,13 +428,7 @@ class CompletionPointerITCase {
     void aPartPublishedButNeverRecordedIsFoundAndAWholeWindowCostsNoListing(StoreKind kind)
             throws Exception {
         try (ObjectStore store = kind.fresh().open()) {
-            String unrecorded =
-                    ObjectKeys.partKey(
-                            PartKind.SNAPSHOT, new WorkIdentity("p", 0, W, 1, 1, 3, 4, ""));
-            store.putIfAbsent(
-                    unrecorded,
-                    new byte[] {1},
-                    Map.of(PartMetadata.FINGERPRINT, "fp-died", PartMetadata.ROWS, "5"));
+            String unrecorded = publishedUnrecorded(store, 0, 3);
             List<String> windowsListed = new CopyOnWriteArrayList<>();
             ObjectStore counting =
                     watched(
@@ -473,21 +448,12 @@ class CompletionPointerITCase {
             CompletionPointer.record(
                     counting, SCOPE, List.of(new Mark("r", 1, 0, 2 * W - 1, 2 * W)), published);
 
-            WindowManifest.Manifest first =
-                    WindowManifest.read(
-                                    store, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0))
-                            .orElseThrow();
+            WindowManifest.Manifest first = manifest(store, 0).orElseThrow();
             assertThat(first.parts().keySet()).containsExactly(0, 1, 2, 3);
             assertThat(first.parts().get(3).key()).isEqualTo(unrecorded);
             assertThat(first.parts().get(3).fingerprint()).isEqualTo("fp-died");
             assertThat(first.parts().get(3).rows()).isEqualTo(5);
-            assertThat(
-                            WindowManifest.read(
-                                            store,
-                                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, W))
-                                    .orElseThrow()
-                                    .parts()
-                                    .keySet())
+            assertThat(manifest(store, W).orElseThrow().parts().keySet())
                     .containsExactly(0, 1, 2, 3);
             assertThat(windowsListed)
                     .as("only the window with a bucket not recorded is listed")
@@ -508,23 +474,12 @@ class CompletionPointerITCase {
             throws Exception {
         int midnight = (int) (86_400_000L / W);
         try (ObjectStore store = kind.fresh().open()) {
-            List<PublishedPart> lastOfTheDay = new ArrayList<>();
-            for (int bucket = 0; bucket < 4; bucket++) {
-                lastOfTheDay.addAll(parts(midnight - 1, midnight, bucket));
-            }
             CompletionPointer.record(
                     store,
                     SCOPE,
                     List.of(new Mark("r", 1, 0, midnight * W - 1, midnight * W)),
-                    lastOfTheDay);
-            String unrecorded =
-                    ObjectKeys.partKey(
-                            PartKind.SNAPSHOT,
-                            new WorkIdentity("p", midnight * W, W, 1, 1, 2, 4, ""));
-            store.putIfAbsent(
-                    unrecorded,
-                    new byte[] {1},
-                    Map.of(PartMetadata.FINGERPRINT, "fp-died", PartMetadata.ROWS, "5"));
+                    allBuckets(midnight - 1, midnight));
+            String unrecorded = publishedUnrecorded(store, midnight * W, 2);
             List<String> listed = new CopyOnWriteArrayList<>();
             ObjectStore counting =
                     watched(
@@ -543,12 +498,7 @@ class CompletionPointerITCase {
 
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
                     .contains((midnight + 1) * W);
-            WindowManifest.Manifest found =
-                    WindowManifest.read(
-                                    store,
-                                    ObjectKeys.manifestKey(
-                                            PartKind.SNAPSHOT, "p", 1, 1, midnight * W))
-                            .orElseThrow();
+            WindowManifest.Manifest found = manifest(store, midnight * W).orElseThrow();
             assertThat(found.parts().get(2).key()).isEqualTo(unrecorded);
             assertThat(found.parts().get(2).fingerprint()).isEqualTo("fp-died");
             assertThat(found.previousWindowStartMillis()).hasValue((midnight - 1) * W);
@@ -639,14 +589,7 @@ class CompletionPointerITCase {
             slow.get();
 
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(W);
-            assertThat(
-                            WindowManifest.read(
-                                            store,
-                                            ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, 0))
-                                    .orElseThrow()
-                                    .parts()
-                                    .keySet())
-                    .contains(3);
+            assertThat(manifest(store, 0).orElseThrow().parts().keySet()).contains(3);
         } finally {
             pool.shutdownNow();
         }
@@ -681,6 +624,39 @@ class CompletionPointerITCase {
                                 throw e.getCause();
                             }
                         });
+    }
+
+    /** The manifest of the window starting at {@code windowStart}, if written. */
+    private static Optional<WindowManifest.Manifest> manifest(ObjectStore store, long windowStart)
+            throws Exception {
+        return WindowManifest.read(
+                store, ObjectKeys.manifestKey(PartKind.SNAPSHOT, "p", 1, 1, windowStart));
+    }
+
+    /**
+     * A part published and never recorded (its committer died in between): fingerprint "fp-died", 5
+     * rows; its key.
+     */
+    private static String publishedUnrecorded(ObjectStore store, long windowStart, int bucket)
+            throws Exception {
+        String key =
+                ObjectKeys.partKey(
+                        PartKind.SNAPSHOT,
+                        new WorkIdentity("p", windowStart, W, 1, 1, bucket, 4, ""));
+        store.putIfAbsent(
+                key,
+                new byte[] {1},
+                Map.of(PartMetadata.FINGERPRINT, "fp-died", PartMetadata.ROWS, "5"));
+        return key;
+    }
+
+    /** Every bucket's parts of windows [from, to). */
+    private static List<PublishedPart> allBuckets(int from, int to) {
+        List<PublishedPart> out = new ArrayList<>();
+        for (int bucket = 0; bucket < 4; bucket++) {
+            out.addAll(parts(from, to, bucket));
+        }
+        return out;
     }
 
     /** Bucket {@code bucket}'s parts of windows [from, to), fingerprints "fp-WINDOW-BUCKET". */
