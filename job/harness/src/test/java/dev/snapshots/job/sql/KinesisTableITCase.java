@@ -256,15 +256,7 @@ class KinesisTableITCase {
                         "'window' = '1 min', 'aws.endpoint' = '"
                                 + endpoint
                                 + "',\n  'source.shard.discovery-interval' = '1 s',\n");
-        // A defect fails the test after three restarts instead of restarting it forever.
-        return String.join(
-                        "\n",
-                        "SET 'parallelism.default' = '2';",
-                        "SET 'execution.checkpointing.interval' = '500 ms';",
-                        "SET 'restart-strategy.type' = 'fixed-delay';",
-                        "SET 'restart-strategy.fixed-delay.attempts' = '3';",
-                        "SET 'restart-strategy.fixed-delay.delay' = '200 ms';\n")
-                + sql;
+        return OrdersFixture.SETTINGS + sql;
     }
 
     private static void put(KinesisClient client, String stream, String hashKey, byte[] data) {

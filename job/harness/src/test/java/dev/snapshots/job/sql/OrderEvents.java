@@ -5,6 +5,7 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -84,7 +85,15 @@ public final class OrderEvents {
         return lines;
     }
 
+    /**
+     * Whole or not at all, as a producer must write into a directory a job watches: a file seen
+     * half-written is read only so far, and never again. The hidden name is one Flink's file source
+     * passes over.
+     */
     public static void write(Path file, List<String> lines) throws IOException {
-        Files.writeString(file, String.join("\n", lines) + "\n", StandardCharsets.UTF_8);
+        Path hidden = file.resolveSibling("." + file.getFileName() + ".writing");
+        Files.writeString(hidden, String.join("\n", lines) + "\n", StandardCharsets.UTF_8);
+        Files.move(
+                hidden, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

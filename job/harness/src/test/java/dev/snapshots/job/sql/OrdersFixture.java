@@ -27,6 +27,22 @@ final class OrdersFixture {
     static final Path EXAMPLE = Path.of(System.getProperty("snapshots.root"), "examples", "orders");
     static final int BUCKETS = 4;
 
+    /**
+     * Parallelism 2, checkpoints every 0.5 s, and a defect fails the test after six restarts
+     * instead of restarting it forever. The restarts' delays add up to 6.2 s, past the local
+     * cluster's heartbeat timeout (4 s): a SIGKILLed TaskManager's slots are offered until it is
+     * noticed dead, and each restart deployed to them fails (three fixed 200 ms attempts were used
+     * up that way, and the job FAILED).
+     */
+    static final String SETTINGS =
+            String.join(
+                    "\n",
+                    "SET 'parallelism.default' = '2';",
+                    "SET 'execution.checkpointing.interval' = '500 ms';",
+                    "SET 'restart-strategy.type' = 'exponential-delay';",
+                    "SET 'restart-strategy.exponential-delay.initial-backoff' = '200 ms';",
+                    "SET 'restart-strategy.exponential-delay.attempts-before-reset-backoff' = '6';\n");
+
     private OrdersFixture() {}
 
     /**
@@ -43,13 +59,7 @@ final class OrdersFixture {
                             "'pipeline' =",
                             "'store.endpoint' = '" + store.endpoint().get() + "',\n  'pipeline' =");
         }
-        // A defect fails the test after three restarts instead of restarting it forever.
-        return "SET 'parallelism.default' = '2';\n"
-                + "SET 'execution.checkpointing.interval' = '500 ms';\n"
-                + "SET 'restart-strategy.type' = 'fixed-delay';\n"
-                + "SET 'restart-strategy.fixed-delay.attempts' = '3';\n"
-                + "SET 'restart-strategy.fixed-delay.delay' = '200 ms';\n"
-                + sql;
+        return SETTINGS + sql;
     }
 
     /**
