@@ -30,11 +30,10 @@ import org.slf4j.LoggerFactory;
  * The completion pointer of a job version: every window ending at or before {@code
  * completeThroughMillis} has all its parts published, and a manifest listing them.
  *
- * <p>Each committer subtask, after publishing a batch of parts, records them and the mark its
- * writer sent with them (see {@link Progress} for what a mark proves, and why marks are kept per
- * run). For every window the pointer passes, the committer that moves it writes the window's
- * manifest first ({@link WindowManifest}), so a manifest exists for every window before the
- * pointer.
+ * <p>The sink's pointer task records the parts the committers published and the marks their writers
+ * sent with them (see {@link Progress} for what a mark proves, and why marks are kept per run). For
+ * every window the pointer passes, the update that moves it writes the window's manifest first
+ * ({@link WindowManifest}), so a manifest exists for every window before the pointer.
  *
  * <p>No lock. Each state of the pointer is an immutable object at the next position of a log,
  * {@code .../v=N/_progress/00000000000000000042.json}, created with create-if-absent: of two
@@ -172,7 +171,7 @@ public final class CompletionPointer {
 
     /**
      * Records published parts and marks, writes the manifests of the windows that are complete now,
-     * and moves the pointer.
+     * and moves the pointer: once, by an updater that remembers nothing (see {@link Updater}).
      *
      * @param manifestWriters where the manifests of the windows this update completes are written,
      *     all at once; they have all landed before the pointer moves
@@ -187,87 +186,136 @@ public final class CompletionPointer {
             List<PublishedPart> parts,
             Executor manifestWriters)
             throws IOException {
-        Map<Long, Map<Integer, PartEntry>> published = new TreeMap<>();
-        for (PublishedPart p : parts) {
-            published
-                    .computeIfAbsent(p.windowStartMillis(), w -> new TreeMap<>())
-                    .put(p.bucket(), new PartEntry(p.key(), p.fingerprint(), p.rows()));
+        return new Updater(store, scope, manifestWriters).record(marks, parts);
+    }
+
+    /**
+     * Updates the pointer again and again, remembering its own last update: the state it created
+     * and the version its swap gave {@code _progress.json}. The next update starts from there and
+     * reads neither, two requests a window fewer. Should another updater have written meanwhile,
+     * the create finds its position taken, and this one reads the log and merges, as any updater
+     * does. A lost or failed swap, or a failed update, leaves nothing remembered: the next update
+     * reads. The sink's pointer task holds one; for one thread at a time.
+     */
+    public static final class Updater {
+        private final ObjectStore store;
+        private final Scope scope;
+        private final Executor manifestWriters;
+
+        /** What the last update left, as a read would find it; null: read the store. */
+        private Read remembered;
+
+        /**
+         * @param manifestWriters where the manifests of the windows an update completes are
+         *     written, all at once; they have all landed before the pointer moves
+         */
+        public Updater(ObjectStore store, Scope scope, Executor manifestWriters) {
+            this.store = store;
+            this.scope = scope;
+            this.manifestWriters = manifestWriters;
         }
-        for (int round = 0; round < MAX_ROUNDS; round++) {
-            Read read = readLog(store, scope.kind(), scope.pipeline(), scope.jobVersion());
-            Optional<Latest> latest = read.latest();
-            Progress before =
-                    latest.map(Latest::progress)
-                            .orElse(
-                                    Progress.empty(
-                                            scope.pipeline(),
-                                            scope.jobVersion(),
-                                            scope.schemaVersion()));
-            long sequence = latest.map(l -> l.sequence() + 1).orElse(0L);
-            if (before.schemaVersion >= 0 && before.schemaVersion != scope.schemaVersion()) {
-                throw new ProgressException(
-                        schemaMismatch(
-                                scope.pipeline(),
-                                scope.jobVersion(),
-                                before.schemaVersion,
-                                scope.schemaVersion()),
-                        null);
+
+        /**
+         * Records published parts and marks, writes the manifests of the windows that are complete
+         * now, and moves the pointer.
+         *
+         * @return the pointer afterwards, if any window is complete
+         * @throws ProgressException if the pointer is unreadable, written by a newer release, or of
+         *     another schema version
+         */
+        public Optional<Long> record(List<Mark> marks, List<PublishedPart> parts)
+                throws IOException {
+            Map<Long, Map<Integer, PartEntry>> published = new TreeMap<>();
+            for (PublishedPart p : parts) {
+                published
+                        .computeIfAbsent(p.windowStartMillis(), w -> new TreeMap<>())
+                        .put(p.bucket(), new PartEntry(p.key(), p.fingerprint(), p.rows()));
             }
-            Progress after = before.withSchema(scope.schemaVersion()).withParts(published);
-            long now = System.currentTimeMillis();
-            for (Mark m : marks) {
-                after =
-                        after.withMark(
-                                m.run(),
-                                m.parallelism(),
-                                m.subtask(),
-                                m.watermark(),
-                                m.lastWindowEndMillis(),
-                                scope.windowLengthMillis(),
-                                now);
-            }
-            after =
-                    after.withManifests(
-                                    WindowManifest.writeNewlyComplete(
-                                            store, scope, before, after, manifestWriters))
-                            .settled(KEPT_RUNS);
-            if (after.sameAs(before)) {
-                return readable(before);
-            }
-            byte[] content = render(after, sequence);
-            String entry =
-                    ObjectKeys.progressEntryKey(
-                            scope.kind(), scope.pipeline(), scope.jobVersion(), sequence);
-            if (store.putIfAbsent(entry, content, Map.of())) {
-                if (!inLog(store, scope, sequence, latest)) {
-                    // The position was taken and trimmed while this update stalled, so the entry
-                    // sits below the log's newest where no reader looks: merge onto the newest
-                    // rather than report marks as recorded that nobody sees. The entry stays for
-                    // the next trim: deleting it could open a gap that another stalled updater
-                    // fills unseen, if this was a false alarm.
-                    LOG.warn(
-                            "Position {} of the pointer log of {} v{} may have been trimmed while"
-                                    + " this update stalled; merging again onto the newest",
-                            sequence,
-                            scope.pipeline(),
-                            scope.jobVersion());
-                    continue;
+            for (int round = 0; round < MAX_ROUNDS; round++) {
+                Read read =
+                        remembered != null
+                                ? remembered
+                                : readLog(
+                                        store, scope.kind(), scope.pipeline(), scope.jobVersion());
+                remembered = null;
+                Optional<Latest> latest = read.latest();
+                Progress before =
+                        latest.map(Latest::progress)
+                                .orElse(
+                                        Progress.empty(
+                                                scope.pipeline(),
+                                                scope.jobVersion(),
+                                                scope.schemaVersion()));
+                long sequence = latest.map(l -> l.sequence() + 1).orElse(0L);
+                if (before.schemaVersion >= 0 && before.schemaVersion != scope.schemaVersion()) {
+                    throw new ProgressException(
+                            schemaMismatch(
+                                    scope.pipeline(),
+                                    scope.jobVersion(),
+                                    before.schemaVersion,
+                                    scope.schemaVersion()),
+                            null);
                 }
-                publishCopy(store, scope, content, read.copyVersion());
-                forgetBefore(store, scope, sequence);
-                return readable(after);
+                Progress after = before.withSchema(scope.schemaVersion()).withParts(published);
+                long now = System.currentTimeMillis();
+                for (Mark m : marks) {
+                    after =
+                            after.withMark(
+                                    m.run(),
+                                    m.parallelism(),
+                                    m.subtask(),
+                                    m.watermark(),
+                                    m.lastWindowEndMillis(),
+                                    scope.windowLengthMillis(),
+                                    now);
+                }
+                after =
+                        after.withManifests(
+                                        WindowManifest.writeNewlyComplete(
+                                                store, scope, before, after, manifestWriters))
+                                .settled(KEPT_RUNS);
+                if (after.sameAs(before)) {
+                    remembered = read;
+                    return readable(before);
+                }
+                byte[] content = render(after, sequence);
+                String entry =
+                        ObjectKeys.progressEntryKey(
+                                scope.kind(), scope.pipeline(), scope.jobVersion(), sequence);
+                if (store.putIfAbsent(entry, content, Map.of())) {
+                    if (!inLog(store, scope, sequence, latest)) {
+                        // The position was taken and trimmed while this update stalled, so the
+                        // entry sits below the log's newest where no reader looks: merge onto the
+                        // newest rather than report marks as recorded that nobody sees. The entry
+                        // stays for the next trim: deleting it could open a gap that another
+                        // stalled updater fills unseen, if this was a false alarm.
+                        LOG.warn(
+                                "Position {} of the pointer log of {} v{} may have been trimmed while"
+                                        + " this update stalled; merging again onto the newest",
+                                sequence,
+                                scope.pipeline(),
+                                scope.jobVersion());
+                        continue;
+                    }
+                    Optional<String> copy = publishCopy(store, scope, content, read.copyVersion());
+                    if (copy.isPresent()) {
+                        remembered = new Read(Optional.of(parse(content)), copy);
+                    }
+                    forgetBefore(store, scope, sequence);
+                    return readable(after);
+                }
+                // Another updater took this position: read what it wrote and merge into it.
             }
-            // Another committer took this position: read what it wrote and merge into it.
+            throw new ProgressException(
+                    "could not record the progress of "
+                            + scope.pipeline()
+                            + " v="
+                            + scope.jobVersion()
+                            + " in "
+                            + MAX_ROUNDS
+                            + " contended rounds",
+                    null);
         }
-        throw new ProgressException(
-                "could not record the progress of "
-                        + scope.pipeline()
-                        + " v="
-                        + scope.jobVersion()
-                        + " in "
-                        + MAX_ROUNDS
-                        + " contended rounds",
-                null);
     }
 
     /**
@@ -338,14 +386,17 @@ public final class CompletionPointer {
      * here does not fail the update that already landed in the log. A swap from that version also
      * never puts back an older state over a newer updater's copy, which a fresh read just before
      * the swap could.
+     *
+     * @return the copy's version now, if this swap won
      */
-    private static void publishCopy(
+    private static Optional<String> publishCopy(
             ObjectStore store, Scope scope, byte[] content, Optional<String> readVersion) {
         String key = ObjectKeys.progressKey(scope.kind(), scope.pipeline(), scope.jobVersion());
         try {
-            store.compareAndSwap(key, content, readVersion);
+            return store.compareAndSwap(key, content, readVersion);
         } catch (IOException e) {
             LOG.info("The copy {} lags the log until the next update: {}", key, e.toString());
+            return Optional.empty();
         }
     }
 

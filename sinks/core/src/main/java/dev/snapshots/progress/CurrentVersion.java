@@ -100,10 +100,11 @@ public final class CurrentVersion {
         doc.put("jobVersion", jobVersion);
         doc.put("promotedAt", Instant.now().toString());
         doc.put("completeThrough", Instant.ofEpochMilli(through).toString());
-        if (!store.compareAndSwap(
-                key,
-                JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc),
-                current.map(VersionedContent::version))) {
+        if (store.compareAndSwap(
+                        key,
+                        JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc),
+                        current.map(VersionedContent::version))
+                .isEmpty()) {
             return new Promotion(
                     false,
                     before,

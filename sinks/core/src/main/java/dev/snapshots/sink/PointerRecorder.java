@@ -60,6 +60,8 @@ public final class PointerRecorder implements AutoCloseable {
     /** Writes the manifests of the windows one update completes, as many at once as parts. */
     private final ExecutorService manifestWriters;
 
+    private final CompletionPointer.Updater pointer;
+
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
 
     /** Per run and subtask, the newest mark not recorded yet. */
@@ -105,6 +107,7 @@ public final class PointerRecorder implements AutoCloseable {
         this.run = config.run();
         this.mustLandEndOfInput = mustLandEndOfInput;
         this.manifestWriters = config.publishers("snapshot-manifests");
+        this.pointer = new CompletionPointer.Updater(store, scope, manifestWriters);
         metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.pointerMillis =
                 metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
@@ -228,9 +231,7 @@ public final class PointerRecorder implements AutoCloseable {
                     backoff.run(
                             retries,
                             "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                            () ->
-                                    CompletionPointer.record(
-                                            store, scope, marks, parts, manifestWriters));
+                            () -> pointer.record(marks, parts));
             through.ifPresent(t -> completeThrough = t);
             committedThrough.keySet().forEach(r -> recordedBound.put(r, bound(r)));
             unrecordedMarks.clear();

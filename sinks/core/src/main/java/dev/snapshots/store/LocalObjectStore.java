@@ -123,13 +123,15 @@ public final class LocalObjectStore implements ObjectStore {
      * that expects a version nobody can have written fails like a failed {@code If-Match}.
      */
     @Override
-    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
-            throws IOException {
+    public Optional<String> compareAndSwap(
+            String key, byte[] content, Optional<String> expectedVersion) throws IOException {
         Path target = resolve(key);
         Files.createDirectories(target.getParent());
         Path lockFile = target.resolveSibling("." + target.getFileName() + ".lock");
         synchronized (SWAP_LOCKS.computeIfAbsent(lockFile, f -> new Object())) {
-            return swapLocked(target, lockFile, content, expectedVersion);
+            return swapLocked(target, lockFile, content, expectedVersion)
+                    ? Optional.of(version(content))
+                    : Optional.empty();
         }
     }
 

@@ -41,9 +41,10 @@ public interface ObjectStore extends AutoCloseable {
      * Replaces the object only if its current version is {@code expectedVersion} (or, when that is
      * empty, only if there is none).
      *
-     * @return false if the object changed in between (someone else won the swap)
+     * @return the version the object has now, what the next swap expects without reading it again;
+     *     empty if the object changed in between (someone else won the swap)
      */
-    boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
+    Optional<String> compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
             throws IOException;
 
     Optional<ObjectInfo> head(String key) throws IOException;

@@ -113,21 +113,29 @@ public abstract class ObjectStoreContract {
     @Test
     void compareAndSwapSucceedsOnlyAgainstTheVersionRead() throws Exception {
         try (ObjectStore store = freshStore().open()) {
-            assertThat(store.compareAndSwap("p.json", bytes("1"), Optional.empty())).isTrue();
+            Optional<String> created = store.compareAndSwap("p.json", bytes("1"), Optional.empty());
+            assertThat(created).isPresent();
             assertThat(store.compareAndSwap("p.json", bytes("1b"), Optional.empty()))
                     .as("create when it exists")
-                    .isFalse();
+                    .isEmpty();
             String v1 = store.get("p.json").orElseThrow().version();
+            assertThat(created)
+                    .as("the version a swap returns is the one a read gives")
+                    .hasValue(v1);
 
-            assertThat(store.compareAndSwap("p.json", bytes("2"), Optional.of(v1))).isTrue();
+            Optional<String> v2 = store.compareAndSwap("p.json", bytes("2"), Optional.of(v1));
+            assertThat(v2).isPresent();
             assertThat(store.compareAndSwap("p.json", bytes("3"), Optional.of(v1)))
                     .as("stale version")
-                    .isFalse();
+                    .isEmpty();
             assertThat(
                             new String(
                                     store.get("p.json").orElseThrow().content(),
                                     StandardCharsets.UTF_8))
                     .isEqualTo("2");
+            assertThat(store.compareAndSwap("p.json", bytes("4"), v2))
+                    .as("a swap from the version the last swap returned, without a read")
+                    .isPresent();
         }
     }
 

@@ -595,6 +595,78 @@ class CompletionPointerITCase {
         }
     }
 
+    /**
+     * The sink's pointer task is the only updater of its version: after its first update it reads
+     * neither {@code _progress.json} nor the log, and a window costs its manifest, its log entry,
+     * the read of the entry before that, the swap of {@code _progress.json} and the listing of the
+     * day's windows.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void anUpdaterAloneReadsNothingBetweenItsUpdates(StoreKind kind) throws Exception {
+        try (ObjectStore store = kind.fresh().open()) {
+            List<String> calls = new CopyOnWriteArrayList<>();
+            CompletionPointer.Updater updater =
+                    new CompletionPointer.Updater(
+                            watched(store, (method, key) -> calls.add(method + " " + key)),
+                            SCOPE,
+                            Runnable::run);
+            String copy = ObjectKeys.progressKey(PartKind.SNAPSHOT, "p", 1);
+            String log = ObjectKeys.progressLogPrefix(PartKind.SNAPSHOT, "p", 1);
+            for (int w = 0; w < 5; w++) {
+                calls.clear();
+                updater.record(
+                        List.of(new Mark("r", 1, 0, (w + 1) * W - 1, (w + 1) * W)),
+                        allBuckets(w, w + 1));
+                assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                        .contains((w + 1) * W);
+                if (w > 0) {
+                    assertThat(calls)
+                            .as("update %d", w)
+                            .doesNotContain("get " + copy, "list " + log)
+                            .hasSize(5);
+                }
+            }
+        }
+    }
+
+    /**
+     * Two deployments of one version side by side: each pointer task remembers its own last update,
+     * and the other's entries make that stale. Each finds its position taken, reads, and merges:
+     * the pointer passes a window once both runs' subtasks have, and its manifest lists the parts
+     * both published.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = StoreKind.class,
+            names = {"S3_INLINE", "FILESYSTEM"})
+    void updatersThatRememberMergeWhatAnotherWroteMeanwhile(StoreKind kind) throws Exception {
+        try (ObjectStore store = kind.fresh().open()) {
+            CompletionPointer.Updater first =
+                    new CompletionPointer.Updater(store, SCOPE, Runnable::run);
+            CompletionPointer.Updater second =
+                    new CompletionPointer.Updater(store, SCOPE, Runnable::run);
+            for (int w = 0; w < 3; w++) {
+                long end = (w + 1) * W;
+                List<PublishedPart> low = new ArrayList<>(parts(w, w + 1, 0));
+                low.addAll(parts(w, w + 1, 1));
+                first.record(List.of(new Mark("r", 2, 0, end - 1, end)), low);
+                assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1))
+                        .as("window %d: subtask 1 is not past it", w)
+                        .isEqualTo(w == 0 ? Optional.empty() : Optional.of(w * W));
+                List<PublishedPart> high = new ArrayList<>(parts(w, w + 1, 2));
+                high.addAll(parts(w, w + 1, 3));
+                second.record(List.of(new Mark("r", 2, 1, end - 1, end)), high);
+                assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "p", 1)).contains(end);
+                assertThat(manifest(store, w * W).orElseThrow().parts().keySet())
+                        .as("window %d", w)
+                        .containsExactly(0, 1, 2, 3);
+            }
+        }
+    }
+
     static Stream<Arguments> storesAndStalls() {
         return Stream.of(StoreKind.S3_INLINE, StoreKind.FILESYSTEM)
                 .flatMap(k -> Stream.of(Arguments.of(k, 0), Arguments.of(k, 3)));

@@ -51,6 +51,7 @@ import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.PutObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
@@ -351,20 +352,21 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     @Override
-    public boolean compareAndSwap(String key, byte[] content, Optional<String> expectedVersion)
-            throws IOException {
-        return created(
-                "swap " + key,
-                () ->
-                        s3.putObject(
-                                r -> {
-                                    r.bucket(bucket)
-                                            .key(prefix + key)
-                                            .contentType("application/json");
-                                    expectedVersion.ifPresentOrElse(
-                                            r::ifMatch, () -> r.ifNoneMatch("*"));
-                                },
-                                RequestBody.fromBytes(content)));
+    public Optional<String> compareAndSwap(
+            String key, byte[] content, Optional<String> expectedVersion) throws IOException {
+        return accepted(
+                        "swap " + key,
+                        () ->
+                                s3.putObject(
+                                        r -> {
+                                            r.bucket(bucket)
+                                                    .key(prefix + key)
+                                                    .contentType("application/json");
+                                            expectedVersion.ifPresentOrElse(
+                                                    r::ifMatch, () -> r.ifNoneMatch("*"));
+                                        },
+                                        RequestBody.fromBytes(content)))
+                .map(PutObjectResponse::eTag);
     }
 
     @Override
@@ -514,13 +516,17 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** Runs a conditional write: true if it created, false on 412 Precondition Failed. */
     private boolean created(String what, SdkCall<?> write) throws IOException {
+        return accepted(what, write).isPresent();
+    }
+
+    /** A conditional write's response; empty if its condition failed (412). */
+    private <T> Optional<T> accepted(String what, SdkCall<T> write) throws IOException {
         try {
-            call(what, write);
-            return true;
+            return Optional.of(call(what, write));
         } catch (StoreException e) {
             if (e.getCause() instanceof S3Exception
                     && ((S3Exception) e.getCause()).statusCode() == 412) {
-                return false;
+                return Optional.empty();
             }
             throw e;
         }
