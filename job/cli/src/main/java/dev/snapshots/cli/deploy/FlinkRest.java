@@ -58,13 +58,29 @@ public final class FlinkRest {
             Path jar, String entryClass, List<String> args, String savepoint, String jobId)
             throws IOException {
         for (int attempt = 1; ; attempt++) {
+            String jarId = upload(jar);
             try {
-                return run(upload(jar), entryClass, args, savepoint, jobId);
+                return run(jarId, entryClass, args, savepoint, jobId);
             } catch (IOException e) {
                 if (attempt == 3 || !jarGone(e)) {
                     throw e;
                 }
+            } finally {
+                forget(jarId);
             }
+        }
+    }
+
+    /**
+     * Deletes an upload once it has served: the job runs from what Flink copied to its blob store,
+     * and a JobManager keeps every upload on its disk until told otherwise (about 100 MB each, two
+     * an upgrade).
+     */
+    private void forget(String jarId) {
+        try {
+            send(HttpRequest.newBuilder(URI.create(base + "/jars/" + jarId)).DELETE());
+        } catch (IOException e) {
+            // Not there, or not its JobManager any more (replaced meanwhile): nothing to free.
         }
     }
 
@@ -123,6 +139,8 @@ public final class FlinkRest {
                 reason = cause.group(1).strip();
             }
             throw new IllegalArgumentException(reason, e);
+        } finally {
+            forget(jarId);
         }
     }
 

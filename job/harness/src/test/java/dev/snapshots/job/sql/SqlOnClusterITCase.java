@@ -136,6 +136,9 @@ class SqlOnClusterITCase {
         try (ObjectStore s = store.open()) {
             assertThat(Audit.findings(s, Optional.empty())).as("audit findings").isEmpty();
         }
+        assertThat(rest.get("/jars").path("files"))
+                .as("uploads the JobManager still keeps after plans and runs")
+                .isEmpty();
         System.out.printf(
                 "FIGURES sql on cluster: parts=%d restarts after the kill=%d%n",
                 parts, killRestarts);
