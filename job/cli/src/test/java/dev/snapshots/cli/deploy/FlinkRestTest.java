@@ -55,6 +55,7 @@ class FlinkRestTest {
 
         assertThat(second).isNotEmpty();
         assertThat(jobManager.runs).containsExactly("jobmanager-1", "jobmanager-2");
+        assertThat(jobManager.jars).as("uploads left on the JobManager").isEmpty();
     }
 
     @Test
@@ -77,12 +78,14 @@ class FlinkRestTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("Could not execute application");
         assertThat(jobManager.uploads).containsExactly("jobmanager-1");
+        assertThat(jobManager.jars).as("uploads left on the JobManager").isEmpty();
     }
 
     /**
      * Flink 1.20's jar endpoints behind one address, as its web submission answers them: an upload
      * gets an id naming a file in this JobManager's own upload directory; a run of an id it has no
-     * file for answers 500 with the text a real JobManager gave (recorded from the local cluster).
+     * file for answers 500 with the text a real JobManager gave (recorded from the local cluster);
+     * a delete removes the upload, or answers 400 if there is none.
      */
     private static final class StandInJobManager {
         final HttpServer server;
@@ -131,6 +134,22 @@ class FlinkRestTest {
                 if (replaceAfterNextUpload) {
                     replaceAfterNextUpload = false;
                     replace();
+                }
+                return;
+            }
+            if (exchange.getRequestMethod().equals("DELETE")) {
+                String id = path.substring("/jars/".length());
+                if (jars.remove(id)) {
+                    answer(exchange, 200, "{}");
+                } else {
+                    answer(
+                            exchange,
+                            400,
+                            "{\"errors\":[\"File "
+                                    + id
+                                    + " does not exist in "
+                                    + uploadDirectory()
+                                    + ".\"]}");
                 }
                 return;
             }
