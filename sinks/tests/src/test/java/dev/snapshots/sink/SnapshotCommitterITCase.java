@@ -62,6 +62,10 @@ class SnapshotCommitterITCase {
             assertThat(again.alreadyCommitted).isTrue();
             assertThat(metrics.count("partsCreated")).isEqualTo(1);
             assertThat(metrics.count("partsCollapsed")).isEqualTo(2);
+            assertThat(metrics.names())
+                    .as("the pointer's metrics are the Completion pointer task's only")
+                    .contains("commitMillis")
+                    .doesNotContain("completeThroughMillis", "pointerMillis", "progressFailures");
             assertThat(keysUnder(store, "readings/")).containsExactly(part.key());
             String record = ObjectKeys.collapsedKey(part.key(), "job-a");
             assertThat(StoreContents.keys(store, ObjectKeys.COLLAPSED_PREFIX))
