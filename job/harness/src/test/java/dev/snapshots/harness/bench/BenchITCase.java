@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
@@ -101,6 +102,24 @@ class BenchITCase {
         assertThat(sinks.path("ours").path("checkpointKiBByQuarter"))
                 .as("checkpoint sizes were sampled")
                 .isNotEmpty();
+        assertThat(sinks.path("ours").path("pointerUpdates").asInt())
+                .as("updates of the Completion pointer task, timed")
+                .isPositive();
+        JsonNode cost = results.path("cost");
+        assertThat(cost)
+                .as("a CPU row for the comparison and each scaling row")
+                .hasSize(1 + results.path("scaling").size());
+        for (JsonNode row : cost) {
+            for (String sink : List.of("discarding", "filesink", "ours")) {
+                assertThat(row.path("cpuNanosPerEvent").path(sink).path("median").asDouble())
+                        .as("%s: CPU per event", sink)
+                        .isPositive();
+                assertThat(row.path("allocatedBytesPerEvent").path(sink).path("median").asDouble())
+                        .as("%s: bytes allocated per event", sink)
+                        .isPositive();
+            }
+            assertThat(row.path("verdict").asText()).isIn("met", "missed", "inconclusive");
+        }
         assertThat(said).contains("ours / discarding:", "events/s");
         assertThat(Files.readString(dir.resolve("BENCHMARKS.md")))
                 .contains("Command: `./snapshots bench", "chart.png");
