@@ -51,7 +51,6 @@ public final class PointerRecorder implements AutoCloseable {
      */
     static final int MAX_UNRECORDED_PARTS = 50_000;
 
-    private final ObjectStore store;
     private final Backoff backoff;
     private final CompletionPointer.Scope scope;
     private final SnapshotCommittable.Run run;
@@ -100,7 +99,6 @@ public final class PointerRecorder implements AutoCloseable {
             MetricGroup metrics,
             Counter retries,
             boolean mustLandEndOfInput) {
-        this.store = store;
         this.retries = retries;
         this.backoff = config.backoff();
         this.scope = config.pointerScope();
