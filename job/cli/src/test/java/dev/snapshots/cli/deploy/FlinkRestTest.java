@@ -3,19 +3,11 @@ package dev.snapshots.cli.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.snapshots.cli.testutils.StandInJobManager;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -40,7 +32,7 @@ class FlinkRestTest {
 
     @AfterEach
     void stop() {
-        jobManager.server.stop(0);
+        jobManager.close();
     }
 
     @Test
@@ -54,142 +46,30 @@ class FlinkRestTest {
                 rest.uploadAndRun(jar, null, List.of("--windows", "3"), "s3://b/sp-1", null);
 
         assertThat(second).isNotEmpty();
-        assertThat(jobManager.runs).containsExactly("jobmanager-1", "jobmanager-2");
-        assertThat(jobManager.jars).as("uploads left on the JobManager").isEmpty();
+        assertThat(jobManager.runs()).containsExactly("jobmanager-1", "jobmanager-2");
+        assertThat(jobManager.jars()).as("uploads left on the JobManager").isEmpty();
     }
 
     @Test
     void aJobManagerReplacedBetweenTheUploadAndTheRunGetsTheJarAgain() throws IOException {
         FlinkRest rest = new FlinkRest(jobManager.address());
-        jobManager.replaceAfterNextUpload = true;
+        jobManager.replaceAfterNextUpload();
 
         rest.uploadAndRun(jar, null, List.of(), null, null);
 
-        assertThat(jobManager.uploads).containsExactly("jobmanager-1", "jobmanager-2");
-        assertThat(jobManager.runs).containsExactly("jobmanager-2");
+        assertThat(jobManager.uploads()).containsExactly("jobmanager-1", "jobmanager-2");
+        assertThat(jobManager.runs()).containsExactly("jobmanager-2");
     }
 
     @Test
     void aRunRefusedForAnyOtherReasonIsNotTriedAgain() throws IOException {
         FlinkRest rest = new FlinkRest(jobManager.address());
-        jobManager.refuseRuns = true;
+        jobManager.refuseRuns();
 
         assertThatThrownBy(() -> rest.uploadAndRun(jar, null, List.of(), null, null))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("Could not execute application");
-        assertThat(jobManager.uploads).containsExactly("jobmanager-1");
-        assertThat(jobManager.jars).as("uploads left on the JobManager").isEmpty();
-    }
-
-    /**
-     * Flink 1.20's jar endpoints behind one address, as its web submission answers them: an upload
-     * gets an id naming a file in this JobManager's own upload directory; a run of an id it has no
-     * file for answers 500 with the text a real JobManager gave (recorded from the local cluster);
-     * a delete removes the upload, or answers 400 if there is none.
-     */
-    private static final class StandInJobManager {
-        final HttpServer server;
-        final List<String> uploads = new ArrayList<>();
-        final List<String> runs = new ArrayList<>();
-        boolean replaceAfterNextUpload;
-        boolean refuseRuns;
-        private int incarnation = 1;
-        private Set<String> jars = new HashSet<>();
-
-        StandInJobManager() throws IOException {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 8);
-            server.createContext("/jars/", this::handle);
-            server.start();
-        }
-
-        String address() {
-            return "http://127.0.0.1:" + server.getAddress().getPort();
-        }
-
-        /** A new JobManager process behind the address: none of the old one's uploads. */
-        synchronized void replace() {
-            incarnation++;
-            jars = new HashSet<>();
-        }
-
-        private String uploadDirectory() {
-            return "/tmp/jobmanager-"
-                    + incarnation
-                    + "/flink-web-"
-                    + incarnation
-                    + "/flink-web-upload/";
-        }
-
-        private synchronized void handle(HttpExchange exchange) throws IOException {
-            exchange.getRequestBody().readAllBytes();
-            String path = exchange.getRequestURI().getPath();
-            if (path.equals("/jars/upload")) {
-                String id = UUID.randomUUID() + "_job.jar";
-                jars.add(id);
-                uploads.add("jobmanager-" + incarnation);
-                answer(
-                        exchange,
-                        200,
-                        "{\"filename\":\"" + uploadDirectory() + id + "\",\"status\":\"success\"}");
-                if (replaceAfterNextUpload) {
-                    replaceAfterNextUpload = false;
-                    replace();
-                }
-                return;
-            }
-            if (exchange.getRequestMethod().equals("DELETE")) {
-                String id = path.substring("/jars/".length());
-                if (jars.remove(id)) {
-                    answer(exchange, 200, "{}");
-                } else {
-                    answer(
-                            exchange,
-                            400,
-                            "{\"errors\":[\"File "
-                                    + id
-                                    + " does not exist in "
-                                    + uploadDirectory()
-                                    + ".\"]}");
-                }
-                return;
-            }
-            String id = path.substring("/jars/".length(), path.length() - "/run".length());
-            if (!jars.contains(id)) {
-                answer(
-                        exchange,
-                        500,
-                        "{\"errors\":[\"Internal server error.\",\"<Exception on server side:\\n"
-                                + "java.util.concurrent.CompletionException: org.apache.flink.runtime"
-                                + ".rest.handler.RestHandlerException: Jar file "
-                                + uploadDirectory()
-                                + id
-                                + " does not exist\\n\\tat org.apache.flink.runtime.webmonitor"
-                                + ".handlers.utils.JarHandlerUtils$JarHandlerContext"
-                                + ".toPackagedProgram(JarHandlerUtils.java:181)\\n\\t...\\n"
-                                + "End of exception on server side>\"]}");
-            } else if (refuseRuns) {
-                answer(
-                        exchange,
-                        400,
-                        "{\"errors\":[\"org.apache.flink.runtime.rest.handler.RestHandlerException:"
-                                + " Could not execute application.\\n\\tat ...\"]}");
-            } else {
-                runs.add("jobmanager-" + incarnation);
-                answer(
-                        exchange,
-                        200,
-                        "{\"jobid\":\"" + UUID.randomUUID().toString().replace("-", "") + "\"}");
-            }
-        }
-
-        private static void answer(HttpExchange exchange, int status, String body)
-                throws IOException {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", "application/json");
-            exchange.sendResponseHeaders(status, bytes.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
-        }
+        assertThat(jobManager.uploads()).containsExactly("jobmanager-1");
+        assertThat(jobManager.jars()).as("uploads left on the JobManager").isEmpty();
     }
 }
