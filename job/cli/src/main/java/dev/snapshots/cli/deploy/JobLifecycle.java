@@ -18,8 +18,10 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -68,8 +70,9 @@ public final class JobLifecycle {
                     "  promote   make N the version readers follow, only if readers lose no window: N must start no later and be",
                     "            complete no less far than the current version (with none current: than every other version);",
                     "            --force promotes anyway, naming the windows lost",
-                    "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs and wait until",
-                    "            they have ended; their checkpoints stay, and the next JobManager's 'submit' resumes from them",
+                    "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs, and those that",
+                    "            appear meanwhile, and wait until they have ended; their checkpoints stay, and the next",
+                    "            JobManager's 'submit' resumes from them",
                     "  savepoint take a savepoint of the running job version into the cluster's savepoint directory",
                     "            (state.savepoints.dir) and print its path; the job keeps running. The start of version N+1",
                     "            (submit --from-savepoint, SNAPSHOTS_FROM_SAVEPOINT, Terraform's from_savepoint)",
@@ -97,6 +100,9 @@ public final class JobLifecycle {
                     JobOptions.CHECKPOINT_INTERVAL);
 
     private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
+
+    /** How long release waits for the jobs it cancels to end. */
+    private static final Duration RELEASE_TIMEOUT = Duration.ofSeconds(60);
 
     /** How long a checkpoint must stay the newest, at least, before a job resumes from it. */
     private static final Duration MIN_QUIET = Duration.ofSeconds(10);
@@ -438,7 +444,8 @@ public final class JobLifecycle {
     }
 
     /**
-     * Before a JobManager stops: cancels every job it runs and waits until each has ended. A
+     * Before a JobManager stops: cancels every job it runs, jobs that appear meanwhile too, until a
+     * read of its jobs finds every one ended (at most {@link #RELEASE_TIMEOUT}; then exit 1). A
      * JobManager that stops with a job running frees the job's slots while their tasks are still
      * cancelling, and Flink 1.20's TaskManager then never lets go of the job (the slot's second
      * free reports it as not yet freed): it keeps the job's classloader and refuses the job that
@@ -451,16 +458,43 @@ public final class JobLifecycle {
             throw new IllegalArgumentException("release takes --rest URL, and nothing else");
         }
         FlinkRest rest = new FlinkRest(args[1]);
-        List<String> running = rest.unfinishedJobs();
-        for (String id : running) {
-            rest.cancel(id);
+        long deadline = System.nanoTime() + RELEASE_TIMEOUT.toNanos();
+        Set<String> cancelled = new LinkedHashSet<>();
+        Set<String> ended = new HashSet<>();
+        // Read again until a read finds every job ended: a run answered meanwhile (a submit or a
+        // replay stopping with its run in flight) adds a job after the first read.
+        while (true) {
+            Map<String, String> states = rest.jobStates();
+            for (String id : cancelled) {
+                if (FlinkRest.TERMINAL.contains(states.get(id)) && ended.add(id)) {
+                    out.printf(
+                            "job %s cancelled before this JobManager stops: %s; its checkpoints"
+                                    + " stay%n",
+                            id, states.get(id));
+                }
+            }
+            List<String> running =
+                    states.keySet().stream()
+                            .filter(id -> !FlinkRest.TERMINAL.contains(states.get(id)))
+                            .toList();
+            if (running.isEmpty()) {
+                break;
+            }
+            if (System.nanoTime() > deadline) {
+                out.printf(
+                        "jobs %s have not ended within %d s of release%n",
+                        running, RELEASE_TIMEOUT.toSeconds());
+                return 1;
+            }
+            for (String id : running) {
+                if (cancelled.add(id)) {
+                    rest.cancel(id);
+                    out.printf("job %s (%s): cancelling%n", id, states.get(id));
+                }
+            }
+            FlinkRest.sleep(500);
         }
-        for (String id : running) {
-            out.printf(
-                    "job %s cancelled before this JobManager stops: %s; its checkpoints stay%n",
-                    id, rest.awaitTerminal(id, Duration.ofSeconds(60)));
-        }
-        if (running.isEmpty()) {
+        if (cancelled.isEmpty()) {
             out.println("no job runs on this JobManager");
         }
         return 0;

@@ -1,0 +1,77 @@
+package dev.snapshots.cli.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.cli.Cli;
+import dev.snapshots.cli.testutils.StandInJobManager;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code snapshots release}: before it returns, every job on the JobManager has ended cancelled,
+ * those that appear while it works too.
+ */
+class ReleaseCommandTest {
+    @TempDir Path dir;
+
+    @Test
+    void aJobWhoseRunAnswersWhileReleaseWaitsForAnotherIsCancelledToo() throws Exception {
+        String v1 = JobLifecycle.jobId("telemetry", 1);
+        String v2 = JobLifecycle.jobId("telemetry", 2);
+        try (StandInJobManager jobManager = new StandInJobManager()) {
+            FlinkRest rest = new FlinkRest(jobManager.address());
+            Path jar = Files.write(dir.resolve("job.jar"), new byte[] {'P', 'K', 3, 4});
+            rest.uploadAndRun(jar, null, List.of(), null, v1);
+            // A replay's run, still compiling as release reads the jobs; v1's tasks take longer
+            // to end than that.
+            jobManager.runTakes(Duration.ofMillis(500));
+            jobManager.cancelTakes(Duration.ofSeconds(2));
+            CompletableFuture<String> replay =
+                    CompletableFuture.supplyAsync(
+                            () -> {
+                                try {
+                                    return rest.uploadAndRun(jar, null, List.of(), null, v2);
+                                } catch (Exception e) {
+                                    throw new IllegalStateException(e);
+                                }
+                            });
+
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int code =
+                    Cli.run(
+                            new String[] {"release", "--rest", jobManager.address()},
+                            new PrintStream(out, true, StandardCharsets.UTF_8),
+                            System.err,
+                            Cli.commands(Map.of()),
+                            "snapshots");
+
+            String printed = out.toString(StandardCharsets.UTF_8);
+            assertThat(replay.get()).isEqualTo(v2);
+            assertThat(code).as(printed).isZero();
+            assertThat(jobManager.jobs())
+                    .as("the jobs once release returned; it printed:%n%s", printed)
+                    .isEqualTo(Map.of(v1, "CANCELED", v2, "CANCELED"));
+            assertThat(printed.lines())
+                    .containsSubsequence(
+                            "job " + v1 + " (RUNNING): cancelling",
+                            "job " + v2 + " (RUNNING): cancelling",
+                            "job "
+                                    + v1
+                                    + " cancelled before this JobManager stops: CANCELED;"
+                                    + " its checkpoints stay",
+                            "job "
+                                    + v2
+                                    + " cancelled before this JobManager stops: CANCELED;"
+                                    + " its checkpoints stay");
+        }
+    }
+}
