@@ -51,8 +51,21 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     submit=
     stop_jobmanager() {
       [ -z "$submit" ] || kill -TERM "$submit" 2>/dev/null || true
+      await_submit
       snapshots release --rest http://localhost:8081 || true
       [ -z "$jobmanager" ] || kill -TERM "$jobmanager" 2>/dev/null || true
+    }
+    # 'submit' stopped with its run request in flight waits (up to 30 s) for the JobManager's answer:
+    # the JobManager runs the program (a SQL script compiles there) whether or not anyone listens,
+    # and a job it starts after 'release' has read the job list would escape the cancel. A bound of
+    # its own here, for a JVM that does not stop: ECS allows at most 120 s for the whole stop.
+    await_submit() {
+      local deadline=$((SECONDS + 35))
+      while [ -n "$submit" ] && kill -0 "$submit" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.2
+      done
+      # Past the bound: no JVM outlives the container's stop.
+      [ -z "$submit" ] || ! kill -0 "$submit" 2>/dev/null || kill -KILL "$submit" 2>/dev/null || true
     }
     # The container ends with the JobManager, with its status; but a stop it was asked for (ECS,
     # docker stop) ends 0 once the JobManager answered the entrypoint's SIGTERM as Flink's JVM

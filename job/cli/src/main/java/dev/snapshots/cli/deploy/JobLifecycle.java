@@ -27,6 +27,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -59,7 +61,8 @@ public final class JobLifecycle {
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
                     "            for 3 checkpoint intervals (at least 10 s: another JobManager may still run the job); does",
                     "            nothing if the job runs here. Once a resumed job has a checkpoint of its own, removes the",
-                    "            checkpoints of the JobManagers before the one it resumed from (never a savepoint)",
+                    "            checkpoints of the JobManagers before the one it resumed from (never a savepoint). Stopped",
+                    "            (SIGTERM) with its run in flight, it first waits up to 30 s for the JobManager's answer",
                     "  upgrade   the audit gate (findings block), stop-with-savepoint (a failure blocks; the job keeps running),",
                     "            then roll: 'local' (./snapshots only) restarts the local cluster's JobManager and submits JAR; any other value",
                     "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
@@ -100,6 +103,12 @@ public final class JobLifecycle {
                     JobOptions.CHECKPOINT_INTERVAL);
 
     private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
+
+    /**
+     * How long a stopping submit waits for its run's answer; the entrypoint waits 35 s for submit,
+     * and ECS allows at most 120 s for the whole stop, release included.
+     */
+    private static final Duration RUN_ANSWER_PATIENCE = Duration.ofSeconds(30);
 
     /** How long release waits for the jobs it cancels to end. */
     private static final Duration RELEASE_TIMEOUT = Duration.ofSeconds(60);
@@ -277,7 +286,7 @@ public final class JobLifecycle {
         // on ECS); once the job has its own checkpoints, a restart resumes from them.
         String savepoint =
                 from.map(RetainedCheckpoints.Retained::path).orElse(own.get("from-savepoint"));
-        rest.uploadAndRun(jar(), program.entryClass(), program.args(), savepoint, id);
+        run(rest, savepoint, id);
         out.printf(
                 "job %s (%s v%d) submitted, %s%n",
                 id,
@@ -383,6 +392,49 @@ public final class JobLifecycle {
         }
     }
 
+    /**
+     * Runs the program as job {@code id}. A SIGTERM meanwhile (the entrypoint stopping, an
+     * operator's Ctrl-C) holds this JVM until the JobManager has answered, at most {@link
+     * #RUN_ANSWER_PATIENCE}: it runs the program (a SQL script compiles there) whether or not
+     * anyone listens, and the job it then starts would escape a 'release' that read the job list
+     * before the job was there. Answered, the job is in that list.
+     */
+    private void run(FlinkRest rest, String savepoint, String id) throws IOException {
+        CountDownLatch answered = new CountDownLatch(1);
+        Thread hold =
+                new Thread(
+                        () -> {
+                            out.printf(
+                                    "job %s: stopping with its run in flight; waiting up to %d s"
+                                            + " for the JobManager's answer%n",
+                                    id, RUN_ANSWER_PATIENCE.toSeconds());
+                            try {
+                                boolean done =
+                                        answered.await(
+                                                RUN_ANSWER_PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                                out.printf(
+                                        done
+                                                ? "job %s: the JobManager answered the run%n"
+                                                : "job %s: no answer to the run yet; it may still"
+                                                        + " start%n",
+                                        id);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        });
+        Runtime.getRuntime().addShutdownHook(hold);
+        try {
+            rest.uploadAndRun(jar(), program.entryClass(), program.args(), savepoint, id);
+        } finally {
+            answered.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hold);
+            } catch (IllegalStateException e) {
+                // Shutting down: the hook runs, and now ends.
+            }
+        }
+    }
+
     private Path jar() {
         return Path.of(own.get("jar"));
     }
@@ -405,7 +457,7 @@ public final class JobLifecycle {
             return 1;
         }
         String from = own.get("from-savepoint");
-        rest.uploadAndRun(jar(), program.entryClass(), program.args(), from, id);
+        run(rest, from, id);
         out.printf(
                 "replaying %s into v=%d from %s as job %s; other versions are untouched. Promote it once it has caught up:"
                         + " snapshots promote %s%s --pipeline %s --job-version %d (it starts at the savepoint, so promote"
