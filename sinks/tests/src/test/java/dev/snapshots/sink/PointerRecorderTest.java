@@ -124,6 +124,135 @@ class PointerRecorderTest {
     }
 
     /**
+     * An in-place rescale (adaptive scheduler, reactive mode, an autoscaler) keeps the run's id.
+     * Scale-in, P 4 to 2: the old subtasks 2 and 3 never mark again, and the pointer must not wait
+     * for them; it reaches the last window, and the log stops carrying the open windows' parts.
+     */
+    @Test
+    void aScaleInPlaceDoesNotStopThePointer() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        int windows = 8;
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            for (int w = 0; w < windows; w++) {
+                int parallelism = w < 2 ? 4 : 2;
+                for (int s = 0; s < parallelism; s++) {
+                    List<SnapshotCommittable> published = new ArrayList<>();
+                    for (int b = s * BUCKETS / parallelism;
+                            b < (s + 1) * BUCKETS / parallelism;
+                            b++) {
+                        published.add(part(config, store, START + w * WINDOW, b));
+                    }
+                    published.add(
+                            SnapshotCommittable.mark(
+                                    RUN, s, parallelism, START + (w + 1) * WINDOW - 1));
+                    feed(recorder, batch(w + 1, s, parallelism, published));
+                }
+            }
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + windows * WINDOW);
+            assertThat(manifest(store, START + (windows - 1) * WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * Scale-out, P 2 to 4, as unaligned checkpoints replay it: the old subtask 1's mark (buckets 4
+     * to 7 at P = 2) arrives after the new subtasks 0, 2 and 3 marked. At P = 4 subtask 1 owns
+     * buckets 2 and 3, which the old subtask 1 never held: its mark proves nothing of them, and the
+     * pointer waits for the new subtask 1.
+     */
+    @Test
+    void aStaleMarkOfAnotherParallelismNeverCompletesAWindow() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            // P = 2: subtask 0 (buckets 0-3) has published windows 0 and 1, subtask 1 (4-7) 0 to 3.
+            feed(recorder, batch(1, 0, 2, bucketsThrough(config, store, 0, 4, 2, 0, 2)));
+            // P = 4: subtasks 0, 2 and 3 publish windows 2 and 3.
+            for (int s : new int[] {0, 2, 3}) {
+                feed(recorder, batch(2, s, 4, bucketsThrough(config, store, 2 * s, 2, 4, s, 4)));
+            }
+            feed(recorder, batch(1, 1, 2, bucketsThrough(config, store, 4, 4, 2, 1, 4)));
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .as("buckets 2 and 3 of windows 2 and 3 are not published")
+                    .hasValueSatisfying(p -> assertThat(p).isLessThanOrEqualTo(START + 2 * WINDOW));
+
+            feed(recorder, batch(2, 1, 4, bucketsThrough(config, store, 2, 2, 4, 1, 4)));
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + 4 * WINDOW);
+            assertThat(manifest(store, START + 3 * WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * A subtask that never marks (stopped, or lost to a scale-in before this release keyed marks by
+     * parallelism) holds every window open: the parts waiting for them stay within the bound.
+     */
+    @Test
+    void partsWaitingForAWindowThatNeverCompletesStayWithinTheBound() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            int parts = PointerRecorder.MAX_UNRECORDED_PARTS + 1_000;
+            for (int i = 0; i < parts; i += BUCKETS) {
+                long window = START + (i / BUCKETS) * WINDOW;
+                List<SnapshotCommittable> published = new ArrayList<>();
+                for (int b = 0; b < BUCKETS; b++) {
+                    String key = ObjectKeys.partKey(PartKind.SNAPSHOT, config.identity(window, b));
+                    published.add(
+                            SnapshotCommittable.inline(
+                                    key,
+                                    window,
+                                    window + WINDOW,
+                                    b,
+                                    "fp",
+                                    1,
+                                    Map.of(),
+                                    new byte[0]));
+                }
+                published.add(SnapshotCommittable.mark(RUN, 0, 2, window + WINDOW - 1));
+                feed(recorder, batch(i / BUCKETS + 1, 0, 2, published));
+            }
+
+            assertThat(recorder.heldParts()).isEqualTo(PointerRecorder.MAX_UNRECORDED_PARTS);
+        }
+    }
+
+    /**
+     * What writer {@code subtask} of {@code parallelism} hands over with its mark: buckets {@code
+     * first} to {@code first + count - 1} of every window up to {@code windows}, published.
+     */
+    private static List<SnapshotCommittable> bucketsThrough(
+            SnapshotSinkConfig<KeyTotal> config,
+            ObjectStore store,
+            int first,
+            int count,
+            int parallelism,
+            int subtask,
+            int windows)
+            throws Exception {
+        List<SnapshotCommittable> published = new ArrayList<>();
+        for (int w = 0; w < windows; w++) {
+            for (int b = first; b < first + count; b++) {
+                if (store.head(
+                                ObjectKeys.partKey(
+                                        PartKind.SNAPSHOT, config.identity(START + w * WINDOW, b)))
+                        .isEmpty()) {
+                    published.add(part(config, store, START + w * WINDOW, b));
+                }
+            }
+        }
+        published.add(
+                SnapshotCommittable.mark(RUN, subtask, parallelism, START + windows * WINDOW - 1));
+        return published;
+    }
+
+    /**
      * A restarted post-commit task knows nothing of what it was told before: the marks come again
      * with the next checkpoint, and the window's manifest finds the parts in the store.
      */
