@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Parts come first: when the pointer cannot be read or written (the store failing past the
  * retries, an unreadable or newer pointer), the problem is counted ({@code progressFailures}) and
  * logged, and what was not recorded is tried again with the next window. Except for a recorder that
- * {@code mustLandEndOfInput}, at the end of input, where nothing comes after: its {@link #record}
- * fails instead, and Flink retries the commit.
+ * {@code mustLandEndOfInput}, at the end of input, where nothing comes after: when the store fails,
+ * its {@link #record} fails instead, and Flink retries the commit.
  */
 @Internal
 public final class PointerRecorder implements AutoCloseable {
@@ -243,9 +243,13 @@ public final class PointerRecorder implements AutoCloseable {
             pointerMillis.update((System.nanoTime() - started) / 1_000_000);
         } catch (IOException | RuntimeException e) {
             progressFailures.inc();
-            if (endOfInput && mustLandEndOfInput) {
+            if (endOfInput
+                    && mustLandEndOfInput
+                    && !(e instanceof CompletionPointer.ProgressException)) {
                 // No later commit comes to try again: fail this one, so Flink retries it from the
-                // checkpoint, or the bounded run fails for everyone to see.
+                // checkpoint, or the bounded run fails for everyone to see. Not for a pointer this
+                // release must leave alone (unreadable, a newer release's): every retry would meet
+                // it again, and the run would never end.
                 throw new IOException(
                         "the last update of the completion pointer of "
                                 + scope.pipeline()

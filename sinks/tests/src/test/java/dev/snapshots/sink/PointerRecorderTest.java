@@ -332,6 +332,38 @@ class PointerRecorderTest {
         }
     }
 
+    /**
+     * The end of a bounded run is recorded by a recorder that fails its commit until the update
+     * lands; but a pointer it must not touch (unreadable, or a newer release's during a rollback
+     * overlap) would fail it on every restart, and the job would never end. It is reported and left
+     * alone, as everywhere else; a store that fails now still fails the commit.
+     */
+    @Test
+    void anUnreadablePointerDoesNotHoldBackTheEndOfABoundedRun() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
+        String newer = "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}";
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open();
+                PointerRecorder endOfInput =
+                        new PointerRecorder(
+                                config, store, metrics, metrics.counter("storeRetries"), true)) {
+            store.putIfAbsent(pointer, newer.getBytes(StandardCharsets.UTF_8), Map.of());
+            endOfInput.part(part(config, store, START, 0), "fp-" + START + "-0", 1);
+            endOfInput.mark(SnapshotCommittable.mark(RUN, 0, 1, Long.MAX_VALUE));
+
+            endOfInput.record();
+
+            assertThat(
+                            new String(
+                                    store.get(pointer).orElseThrow().content(),
+                                    StandardCharsets.UTF_8))
+                    .isEqualTo(newer);
+            assertThat(metrics.count("progressFailures")).isOne();
+        }
+    }
+
     private static SnapshotSinkConfig<KeyTotal> config(StoreSpec spec) {
         return CanonicalSnapshotSink.<KeyTotal>builder()
                 .pipeline("readings")
