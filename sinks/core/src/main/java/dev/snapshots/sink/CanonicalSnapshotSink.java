@@ -2,6 +2,8 @@ package dev.snapshots.sink;
 
 import dev.snapshots.format.PojoRowFormat;
 import java.io.IOException;
+import java.util.Collection;
+import java.util.List;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -11,6 +13,7 @@ import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -55,6 +58,7 @@ import org.apache.flink.streaming.api.transformations.WithBoundedness;
 @PublicEvolving
 public final class CanonicalSnapshotSink<T>
         implements Sink<SnapshotPart<T>>,
+                SupportsWriterState<SnapshotPart<T>, SnapshotWriter.State>,
                 SupportsCommitter<SnapshotCommittable>,
                 SupportsPostCommitTopology<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;
@@ -230,8 +234,20 @@ public final class CanonicalSnapshotSink<T>
     }
 
     @Override
-    public SinkWriter<SnapshotPart<T>> createWriter(WriterInitContext context) throws IOException {
-        return new SnapshotWriter<>(config, maxParallelism, context);
+    public SnapshotWriter<T> createWriter(WriterInitContext context) throws IOException {
+        return restoreWriter(context, List.of());
+    }
+
+    @Override
+    public SnapshotWriter<T> restoreWriter(
+            WriterInitContext context, Collection<SnapshotWriter.State> restored)
+            throws IOException {
+        return new SnapshotWriter<>(config, maxParallelism, context, restored);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<SnapshotWriter.State> getWriterStateSerializer() {
+        return new WriterStateSerializer();
     }
 
     /** Flink 1.20 still declares this abstract; it is never called when the method above exists. */
@@ -279,6 +295,7 @@ public final class CanonicalSnapshotSink<T>
      */
     static final class WindowRowsSink<T>
             implements Sink<T>,
+                    SupportsWriterState<T, SnapshotWriter.State>,
                     SupportsCommitter<SnapshotCommittable>,
                     SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable>,
                     SupportsPostCommitTopology<SnapshotCommittable> {
@@ -290,12 +307,24 @@ public final class CanonicalSnapshotSink<T>
         }
 
         @Override
-        public SinkWriter<T> createWriter(WriterInitContext context) throws IOException {
+        public WindowRowsWriter<T> createWriter(WriterInitContext context) throws IOException {
+            return restoreWriter(context, List.of());
+        }
+
+        @Override
+        public WindowRowsWriter<T> restoreWriter(
+                WriterInitContext context, Collection<SnapshotWriter.State> restored)
+                throws IOException {
             return new WindowRowsWriter<>(
                     parts.config,
                     parts.maxParallelism,
-                    new SnapshotWriter<>(parts.config, parts.maxParallelism, context),
+                    parts.restoreWriter(context, restored),
                     context);
+        }
+
+        @Override
+        public SimpleVersionedSerializer<SnapshotWriter.State> getWriterStateSerializer() {
+            return parts.getWriterStateSerializer();
         }
 
         @Override

@@ -69,7 +69,10 @@ public final class PointerRecorder implements AutoCloseable {
      */
     private final Map<String, SnapshotCommittable> unrecordedMarks = new TreeMap<>();
 
-    /** The end of the newest own window published: what the run's marks bound at end of input. */
+    /**
+     * The end of the newest own window published, as parts and marks tell it: what the run's marks
+     * bound at end of input.
+     */
     private long lastWindowEnd = Long.MIN_VALUE;
 
     /** Per run at a parallelism: it, and how far each subtask's marks say it has committed. */
@@ -188,6 +191,7 @@ public final class PointerRecorder implements AutoCloseable {
                     run.jobVersion());
             return;
         }
+        lastWindowEnd = Math.max(lastWindowEnd, mark.windowEndMillis());
         String id = runAtParallelism(mark);
         unrecordedMarks.merge(
                 id + "/" + mark.subtask(), mark, (a, b) -> a.watermark() >= b.watermark() ? a : b);

@@ -333,6 +333,44 @@ class PointerRecorderTest {
     }
 
     /**
+     * The last window of a bounded run, published while its update was lost (the pointer task
+     * failed over, or its update failed past the retries): the committers do not hand those parts
+     * over again, and the run's end-of-input marks are all the restarted job records. They carry
+     * the writers' last window (writer state), so the pointer still reaches the end.
+     */
+    @Test
+    void theLastWindowIsRecordedAfterAFailoverThatLostItsParts() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open()) {
+            List<SnapshotCommittable> first = new ArrayList<>();
+            for (int b = 0; b < BUCKETS; b++) {
+                first.add(part(config, store, START, b));
+            }
+            first.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW - 1, START + WINDOW));
+            try (PointerRecorder before = recorder(config, store, new CountingMetricGroup())) {
+                feed(before, batch(1, 0, 1, first));
+            }
+            for (int b = 0; b < BUCKETS; b++) {
+                part(config, store, START + WINDOW, b); // published; its update is lost
+            }
+
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            try (PointerRecorder endOfInput =
+                    new PointerRecorder(
+                            config, store, metrics, metrics.counter("storeRetries"), true)) {
+                endOfInput.mark(
+                        SnapshotCommittable.mark(RUN, 0, 1, Long.MAX_VALUE, START + 2 * WINDOW));
+                endOfInput.record();
+            }
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + 2 * WINDOW);
+            assertThat(manifest(store, START + WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
      * The end of a bounded run is recorded by a recorder that fails its commit until the update
      * lands; but a pointer it must not touch (unreadable, or a newer release's during a rollback
      * overlap) would fail it on every restart, and the job would never end. It is reported and left
