@@ -279,6 +279,19 @@ public final class FlinkRest {
                 .asLong(-1);
     }
 
+    /**
+     * The path of the latest checkpoint the job completed on this JobManager, if it is one of its
+     * own: not the checkpoint it was restored from.
+     */
+    public Optional<String> ownCheckpoint(String jobId) throws IOException {
+        JsonNode latest = get("/jobs/" + jobId + "/checkpoints").path("latest");
+        String completed = latest.path("completed").path("external_path").asText("");
+        String restored = latest.path("restored").path("external_path").asText("");
+        return completed.isEmpty() || completed.equals(restored)
+                ? Optional.empty()
+                : Optional.of(completed);
+    }
+
     /** The newest completed savepoint's path, if the job took one. */
     public Optional<String> latestSavepoint(String jobId) throws IOException {
         JsonNode savepoint =
