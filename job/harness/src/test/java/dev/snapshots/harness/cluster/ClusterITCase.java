@@ -182,7 +182,8 @@ class ClusterITCase {
         // killed JobManager's among them) have no checkpoint of v1 left; savepoints stay.
         assertThat(upgrade)
                 .contains("JobManager incarnations started before jm-")
-                .containsPattern("\\[[^]]*jm-" + killed.substring("jobmanager-".length()) + "[],]");
+                .containsPattern(
+                        "\\[[^\\]]*jm-" + killed.substring("jobmanager-".length()) + "[\\],]");
         try (ObjectStore checkpoints =
                 StoreSpec.parse(LocalCluster.CHECKPOINTS)
                         .withEndpoint(endpoints.get("s3"))
