@@ -16,6 +16,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -82,6 +84,24 @@ class FlinkRestTest {
     }
 
     /**
+     * A cluster whose configuration says CLAIM (or LEGACY): a run that names no restore mode gets
+     * it, and a resumed incremental RocksDB job then keeps referencing an older JobManager's shared
+     * files, which 'submit' prunes. A run from a checkpoint says NO_CLAIM itself.
+     */
+    @Test
+    void aRunFromACheckpointRestoresWithNoClaimWhateverTheClusterSays() throws IOException {
+        FlinkRest rest = new FlinkRest(jobManager.address());
+        jobManager.clusterRestoreMode = "CLAIM";
+
+        rest.uploadAndRun(jar, null, List.of(), "s3://b/jm-1/f5905c/chk-7", "f5905c");
+        rest.uploadAndRun(jar, null, List.of(), null, null);
+
+        assertThat(jobManager.restoreModes).containsExactly("NO_CLAIM", "none: no savepointPath");
+        assertThat(jobManager.runBodies.get(0).path("restoreMode").asText()).isEqualTo("NO_CLAIM");
+        assertThat(jobManager.runBodies.get(1).has("restoreMode")).isFalse();
+    }
+
+    /**
      * Flink 1.20's jar endpoints behind one address, as its web submission answers them: an upload
      * gets an id naming a file in this JobManager's own upload directory; a run of an id it has no
      * file for answers 500 with the text a real JobManager gave (recorded from the local cluster);
@@ -93,6 +113,14 @@ class FlinkRestTest {
         final List<String> runs = new ArrayList<>();
         boolean replaceAfterNextUpload;
         boolean refuseRuns;
+
+        /** The cluster's execution.state-recovery.claim-mode: Flink's default is NO_CLAIM. */
+        String clusterRestoreMode = "NO_CLAIM";
+
+        /** Each run's request body, and the restore mode Flink would apply to it. */
+        final List<JsonNode> runBodies = new ArrayList<>();
+
+        final List<String> restoreModes = new ArrayList<>();
         private int incarnation = 1;
         private Set<String> jars = new HashSet<>();
 
@@ -120,8 +148,24 @@ class FlinkRestTest {
                     + "/flink-web-upload/";
         }
 
+        /** JarRunRequestBody's fields (Flink 1.20); its strict mapper refuses any other. */
+        private static final Set<String> RUN_FIELDS =
+                Set.of(
+                        "entryClass",
+                        "programArgs",
+                        "programArgsList",
+                        "parallelism",
+                        "jobId",
+                        "allowNonRestoredState",
+                        "savepointPath",
+                        "restoreMode",
+                        "claimMode",
+                        "flinkConfiguration");
+
+        private static final Set<String> RESTORE_MODES = Set.of("CLAIM", "NO_CLAIM", "LEGACY");
+
         private synchronized void handle(HttpExchange exchange) throws IOException {
-            exchange.getRequestBody().readAllBytes();
+            byte[] body = exchange.getRequestBody().readAllBytes();
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/jars/upload")) {
                 String id = UUID.randomUUID() + "_job.jar";
@@ -174,6 +218,24 @@ class FlinkRestTest {
                         "{\"errors\":[\"org.apache.flink.runtime.rest.handler.RestHandlerException:"
                                 + " Could not execute application.\\n\\tat ...\"]}");
             } else {
+                JsonNode run = new ObjectMapper().readTree(body);
+                List<String> fields = new ArrayList<>();
+                run.fieldNames().forEachRemaining(fields::add);
+                String mode = run.path("restoreMode").asText(run.path("claimMode").asText(""));
+                if (!RUN_FIELDS.containsAll(fields)
+                        || !(mode.isEmpty() || RESTORE_MODES.contains(mode))) {
+                    answer(
+                            exchange,
+                            400,
+                            "{\"errors\":[\"Bad request received. Request did not match"
+                                    + " expected format JarRunRequestBody.\"]}");
+                    return;
+                }
+                runBodies.add(run);
+                restoreModes.add(
+                        !run.hasNonNull("savepointPath")
+                                ? "none: no savepointPath"
+                                : mode.isEmpty() ? clusterRestoreMode : mode);
                 runs.add("jobmanager-" + incarnation);
                 answer(
                         exchange,
