@@ -85,6 +85,23 @@ public record VersionIdentity(
      * @throws IOException if the store cannot be read or written
      */
     public void require(ObjectStore store) throws IOException {
+        check(store, true);
+    }
+
+    /**
+     * As {@link #require}, but records nothing: compares with the recorded identity if there is
+     * one, and passes if there is none. For a check of a job that may never run (the deploy tool's
+     * before it stops the running version, a plan): only a run that writes may pin its version's
+     * settings, or a mistyped setting in an aborted deploy would refuse the right one for good.
+     *
+     * @throws IdentityMismatchException as {@link #require}
+     * @throws IOException if the store cannot be read
+     */
+    public void verify(ObjectStore store) throws IOException {
+        check(store, false);
+    }
+
+    private void check(ObjectStore store, boolean record) throws IOException {
         Optional<VersionIdentity> recorded = read(store, kind, pipeline, jobVersion);
         if (recorded.isEmpty()) {
             Optional<Integer> legacySchema =
@@ -98,8 +115,11 @@ public record VersionIdentity(
                                                 legacySchema.get(),
                                                 schemaVersion))));
             }
-            if (store.putIfAbsent(
-                    ObjectKeys.identityKey(kind, pipeline, jobVersion), render(), Map.of())) {
+            if (!record
+                    || store.putIfAbsent(
+                            ObjectKeys.identityKey(kind, pipeline, jobVersion),
+                            render(),
+                            Map.of())) {
                 return;
             }
             recorded = read(store, kind, pipeline, jobVersion); // another run recorded it first

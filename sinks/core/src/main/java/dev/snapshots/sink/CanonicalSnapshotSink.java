@@ -2,7 +2,10 @@ package dev.snapshots.sink;
 
 import dev.snapshots.format.PojoRowFormat;
 import java.io.IOException;
+import java.util.Collection;
+import java.util.List;
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Committer;
@@ -10,8 +13,11 @@ import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
@@ -20,6 +26,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.api.transformations.WithBoundedness;
 
 /**
  * Publishes each part of (window, bucket) as exactly one object at a key derived from the logical
@@ -51,6 +58,7 @@ import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 @PublicEvolving
 public final class CanonicalSnapshotSink<T>
         implements Sink<SnapshotPart<T>>,
+                SupportsWriterState<SnapshotPart<T>, SnapshotWriter.State>,
                 SupportsCommitter<SnapshotCommittable>,
                 SupportsPostCommitTopology<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;
@@ -139,6 +147,7 @@ public final class CanonicalSnapshotSink<T>
                             + " window's rows and the watermark that closes its parts, and the"
                             + " writer keeps no open rows in state: turn either off");
         }
+        requireCheckpoints(windowResults);
         Preflight.atBuild(config, maxParallelism);
         DataStreamSink<T> sink =
                 windowResults
@@ -166,6 +175,7 @@ public final class CanonicalSnapshotSink<T>
      */
     public DataStreamSink<SnapshotPart<T>> assemble(DataStream<T> windowResults) {
         int laidOut = maxParallelism(windowResults);
+        requireCheckpoints(windowResults);
         Preflight.atBuild(config, laidOut);
         return PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
                 .sinkTo(new CanonicalSnapshotSink<>(config, laidOut))
@@ -185,6 +195,36 @@ public final class CanonicalSnapshotSink<T>
                 config, config.maxParallelism() > 0 ? config.maxParallelism() : maxParallelism);
     }
 
+    /**
+     * Parts are published when a checkpoint completes, or at the end of a bounded input: an
+     * unbounded job without checkpoints would run forever and publish nothing, silently.
+     */
+    private static void requireCheckpoints(DataStream<?> windowResults) {
+        StreamExecutionEnvironment env = windowResults.getExecutionEnvironment();
+        if (env.getCheckpointConfig().isCheckpointingEnabled()
+                || env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
+                        == RuntimeExecutionMode.BATCH) {
+            return;
+        }
+        boolean unbounded =
+                windowResults.getTransformation().getTransitivePredecessors().stream()
+                        .anyMatch(
+                                t ->
+                                        t instanceof WithBoundedness source
+                                                && source.getBoundedness()
+                                                        == Boundedness.CONTINUOUS_UNBOUNDED);
+        if (unbounded) {
+            throw new IllegalArgumentException(
+                    "checkpointing is off and the input is unbounded: the sink publishes a window's"
+                            + " parts when the checkpoint after them completes, so this job would"
+                            + " run and publish nothing. Set "
+                            + CheckpointingOptions.CHECKPOINTING_INTERVAL.key()
+                            + " (SET '"
+                            + CheckpointingOptions.CHECKPOINTING_INTERVAL.key()
+                            + "' = '10 s'; or env.enableCheckpointing(10_000))");
+        }
+    }
+
     private int maxParallelism(DataStream<T> windowResults) {
         if (config.maxParallelism() > 0) {
             return config.maxParallelism();
@@ -194,8 +234,20 @@ public final class CanonicalSnapshotSink<T>
     }
 
     @Override
-    public SinkWriter<SnapshotPart<T>> createWriter(WriterInitContext context) throws IOException {
-        return new SnapshotWriter<>(config, maxParallelism, context);
+    public SnapshotWriter<T> createWriter(WriterInitContext context) throws IOException {
+        return restoreWriter(context, List.of());
+    }
+
+    @Override
+    public SnapshotWriter<T> restoreWriter(
+            WriterInitContext context, Collection<SnapshotWriter.State> restored)
+            throws IOException {
+        return new SnapshotWriter<>(config, maxParallelism, context, restored);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<SnapshotWriter.State> getWriterStateSerializer() {
+        return new WriterStateSerializer();
     }
 
     /** Flink 1.20 still declares this abstract; it is never called when the method above exists. */
@@ -230,6 +282,7 @@ public final class CanonicalSnapshotSink<T>
                         CompletionPointerOperator.NAME,
                         Types.VOID,
                         new CompletionPointerOperator(config))
+                .uid(config.sinkUid() + "-completion-pointer")
                 .setParallelism(1)
                 .setMaxParallelism(1)
                 .disableChaining();
@@ -242,6 +295,7 @@ public final class CanonicalSnapshotSink<T>
      */
     static final class WindowRowsSink<T>
             implements Sink<T>,
+                    SupportsWriterState<T, SnapshotWriter.State>,
                     SupportsCommitter<SnapshotCommittable>,
                     SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable>,
                     SupportsPostCommitTopology<SnapshotCommittable> {
@@ -253,12 +307,24 @@ public final class CanonicalSnapshotSink<T>
         }
 
         @Override
-        public SinkWriter<T> createWriter(WriterInitContext context) throws IOException {
+        public WindowRowsWriter<T> createWriter(WriterInitContext context) throws IOException {
+            return restoreWriter(context, List.of());
+        }
+
+        @Override
+        public WindowRowsWriter<T> restoreWriter(
+                WriterInitContext context, Collection<SnapshotWriter.State> restored)
+                throws IOException {
             return new WindowRowsWriter<>(
                     parts.config,
                     parts.maxParallelism,
-                    new SnapshotWriter<>(parts.config, parts.maxParallelism, context),
+                    parts.restoreWriter(context, restored),
                     context);
+        }
+
+        @Override
+        public SimpleVersionedSerializer<SnapshotWriter.State> getWriterStateSerializer() {
+            return parts.getWriterStateSerializer();
         }
 
         @Override

@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Parts come first: when the pointer cannot be read or written (the store failing past the
  * retries, an unreadable or newer pointer), the problem is counted ({@code progressFailures}) and
  * logged, and what was not recorded is tried again with the next window. Except for a recorder that
- * {@code mustLandEndOfInput}, at the end of input, where nothing comes after: its {@link #record}
- * fails instead, and Flink retries the commit.
+ * {@code mustLandEndOfInput}, at the end of input, where nothing comes after: when the store fails,
+ * its {@link #record} fails instead, and Flink retries the commit.
  */
 @Internal
 public final class PointerRecorder implements AutoCloseable {
@@ -63,18 +63,24 @@ public final class PointerRecorder implements AutoCloseable {
 
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
 
-    /** Per run and subtask, the newest mark not recorded yet. */
+    /**
+     * Per run at a parallelism ({@link #runAtParallelism}) and subtask, the newest mark not
+     * recorded yet.
+     */
     private final Map<String, SnapshotCommittable> unrecordedMarks = new TreeMap<>();
 
-    /** The end of the newest own window published: what the run's marks bound at end of input. */
+    /**
+     * The end of the newest own window published, as parts and marks tell it: what the run's marks
+     * bound at end of input.
+     */
     private long lastWindowEnd = Long.MIN_VALUE;
 
-    /** Per run: its parallelism, and how far each subtask's marks say it has committed. */
+    /** Per run at a parallelism: it, and how far each subtask's marks say it has committed. */
     private final Map<String, Integer> parallelism = new HashMap<>();
 
     private final Map<String, Map<Integer, Long>> committedThrough = new HashMap<>();
 
-    /** Per run: the bound its marks proved when the pointer last took them. */
+    /** Per run at a parallelism: the bound its marks proved when the pointer last took them. */
     private final Map<String, Long> recordedBound = new HashMap<>();
 
     /** Committables still to come of each committer subtask's batch, after its summary. */
@@ -185,7 +191,8 @@ public final class PointerRecorder implements AutoCloseable {
                     run.jobVersion());
             return;
         }
-        String id = of.get().id();
+        lastWindowEnd = Math.max(lastWindowEnd, mark.windowEndMillis());
+        String id = runAtParallelism(mark);
         unrecordedMarks.merge(
                 id + "/" + mark.subtask(), mark, (a, b) -> a.watermark() >= b.watermark() ? a : b);
         parallelism.put(id, mark.parallelism());
@@ -208,6 +215,9 @@ public final class PointerRecorder implements AutoCloseable {
         if (!endOfInput
                 && committedThrough.keySet().stream()
                         .noneMatch(r -> bound(r) > recordedBound.getOrDefault(r, Long.MIN_VALUE))) {
+            // Nothing completes while a window stays open: the parts wait here, but not without
+            // bound.
+            forgetBeyondBound();
             return;
         }
         // Each with the newest window published so far, which a batch's mark may precede.
@@ -216,7 +226,7 @@ public final class PointerRecorder implements AutoCloseable {
                         .map(
                                 m ->
                                         new CompletionPointer.Mark(
-                                                m.run().orElseThrow().id(),
+                                                runAtParallelism(m),
                                                 m.parallelism(),
                                                 m.subtask(),
                                                 m.watermark(),
@@ -237,9 +247,13 @@ public final class PointerRecorder implements AutoCloseable {
             pointerMillis.update((System.nanoTime() - started) / 1_000_000);
         } catch (IOException | RuntimeException e) {
             progressFailures.inc();
-            if (endOfInput && mustLandEndOfInput) {
+            if (endOfInput
+                    && mustLandEndOfInput
+                    && !(e instanceof CompletionPointer.ProgressException)) {
                 // No later commit comes to try again: fail this one, so Flink retries it from the
-                // checkpoint, or the bounded run fails for everyone to see.
+                // checkpoint, or the bounded run fails for everyone to see. Not for a pointer this
+                // release must leave alone (unreadable, a newer release's): every retry would meet
+                // it again, and the run would never end.
                 throw new IOException(
                         "the last update of the completion pointer of "
                                 + scope.pipeline()
@@ -258,9 +272,27 @@ public final class PointerRecorder implements AutoCloseable {
         }
     }
 
+    /** How many published parts wait for their window to complete. */
+    int heldParts() {
+        return unrecordedParts.size();
+    }
+
     @Override
     public void close() {
         manifestWriters.shutdownNow();
+    }
+
+    /**
+     * What the pointer keys a mark's run by: the run's id and its parallelism. A subtask's mark
+     * speaks of the buckets its index owns at that parallelism, and an in-place rescale (the
+     * adaptive scheduler, reactive mode, an autoscaler) keeps the run's id while it moves buckets
+     * between indices: marks of two parallelisms never combine, so the old indices neither hold the
+     * pointer back after a scale-in nor vouch for buckets they did not own after a scale-out. A
+     * parallelism seen again owns the same buckets again (Flink's key-group ranges are a function
+     * of it), and its old marks stay true: what they vouch for was published.
+     */
+    private static String runAtParallelism(SnapshotCommittable mark) {
+        return mark.run().orElseThrow().id() + "@" + mark.parallelism();
     }
 
     /** What a run's marks prove, as far as this recorder heard them: see {@code Progress}. */
@@ -273,8 +305,9 @@ public final class PointerRecorder implements AutoCloseable {
 
     /**
      * While the pointer cannot be written (unreadable, or from a newer release after a rollback),
-     * published parts pile up here. Past a bound the oldest are let go: the manifest of a window
-     * not fully recorded lists its directory and finds them there, so only requests are lost.
+     * or no window completes (a subtask that stopped marking), published parts pile up here. Past a
+     * bound the oldest are let go: the manifest of a window not fully recorded lists its directory
+     * and finds them there, so only requests are lost.
      */
     private void forgetBeyondBound() {
         int excess = unrecordedParts.size() - MAX_UNRECORDED_PARTS;

@@ -17,6 +17,11 @@ import org.slf4j.LoggerFactory;
  * VersionIdentity}). Run as the topology is built, so a refusal stops a submission before it
  * starts, and by every writer as it opens, for a job built some other way or restored from a
  * savepoint under changed settings.
+ *
+ * <p>Only a writer records a job version's identity. A build may be one that never runs: the deploy
+ * tool's check before it stops the running version, a JobManager's plan, a submission refused
+ * afterwards. Recorded there, a mistyped setting would pin its version for good; so a build
+ * compares with a recorded identity and records none ({@link VersionIdentity#verify}).
  */
 final class Preflight {
     private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
@@ -29,13 +34,20 @@ final class Preflight {
         config.versionIdentity(maxParallelism).require(store);
     }
 
+    /** As {@link #check}, recording no identity: for a job that is being built, not run. */
+    static void verify(SnapshotSinkConfig<?> config, int maxParallelism, ObjectStore store)
+            throws IOException {
+        StoreConformance.require(store);
+        config.versionIdentity(maxParallelism).verify(store);
+    }
+
     /**
      * Where the job is built: a refusal throws; a store out of reach from here (a client outside
      * the job's network) is left to the writers.
      */
     static void atBuild(SnapshotSinkConfig<?> config, int maxParallelism) {
         try (ObjectStore store = config.store().open()) {
-            check(config, maxParallelism, store);
+            verify(config, maxParallelism, store);
         } catch (IOException | UncheckedIOException e) {
             LOG.warn(
                     "Could not check {} before building the job ({}); its writers check it before"

@@ -126,8 +126,30 @@ public final class SnapshotCommittable {
      * below {@code watermark}. A null run: a mark checkpointed before marks named their run.
      */
     public static SnapshotCommittable mark(Run run, int subtask, int parallelism, long watermark) {
+        return mark(run, subtask, parallelism, watermark, Long.MIN_VALUE);
+    }
+
+    /**
+     * As {@link #mark(Run, int, int, long)}, from a writer whose newest window handed over ends at
+     * {@code lastWindowEndMillis} (MIN: none yet), across its restores: what bounds the run at the
+     * end of input, known to every mark so that no failover can lose it.
+     */
+    public static SnapshotCommittable mark(
+            Run run, int subtask, int parallelism, long watermark, long lastWindowEndMillis) {
         return new SnapshotCommittable(
-                null, 0, 0, -1, null, 0, null, null, null, run, subtask, parallelism, watermark);
+                null,
+                0,
+                lastWindowEndMillis,
+                -1,
+                null,
+                0,
+                null,
+                null,
+                null,
+                run,
+                subtask,
+                parallelism,
+                watermark);
     }
 
     public boolean isMark() {
@@ -142,6 +164,10 @@ public final class SnapshotCommittable {
         return windowStartMillis;
     }
 
+    /**
+     * A part's window end; for a mark, the end of the newest window its writer has handed over (MIN
+     * when none, or for a mark written before committables of version 3).
+     */
     public long windowEndMillis() {
         return windowEndMillis;
     }
@@ -225,6 +251,8 @@ public final class SnapshotCommittable {
                     + parallelism
                     + ", watermark="
                     + watermark
+                    + ", lastWindowEnd="
+                    + windowEndMillis
                     + "}";
         }
         return "SnapshotCommittable{"

@@ -16,14 +16,16 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * Committables live in checkpoints and savepoints, so their bytes are a format: versioned, with
  * explicit type codes (never enum ordinals or Java serialization) and a trailing-bytes check. Each
  * version is pinned by a golden-bytes test. Version 2 adds a staged part's durable copy and a
- * mark's run; version 1 is still read (its staged parts have no copy, its marks no run, and the
- * committer ignores such marks).
+ * mark's run; version 3 a mark's last window end. Versions 1 and 2 are still read (staged parts of
+ * version 1 have no copy, its marks no run, and the committer ignores such marks; marks before
+ * version 3 know no last window).
  */
 @Internal
 public final class SnapshotCommittableSerializer
         implements SimpleVersionedSerializer<SnapshotCommittable> {
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     private static final int VERSION_1 = 1;
+    private static final int VERSION_2 = 2;
 
     private static final byte INLINE_PART = 1;
     private static final byte STAGED_PART = 2;
@@ -39,15 +41,13 @@ public final class SnapshotCommittableSerializer
         DataOutputSerializer out = new DataOutputSerializer(256);
         if (c.isMark()) {
             out.writeByte(MARK);
-            SnapshotCommittable.Run run =
-                    c.run().orElseThrow(() -> new IOException("a mark without its run: " + c));
-            out.writeUTF(run.pipeline());
-            out.writeInt(run.jobVersion());
-            out.writeByte(kindCode(run.kind()));
-            out.writeUTF(run.id());
+            writeRun(
+                    out,
+                    c.run().orElseThrow(() -> new IOException("a mark without its run: " + c)));
             out.writeInt(c.subtask());
             out.writeInt(c.parallelism());
             out.writeLong(c.watermark());
+            out.writeLong(c.windowEndMillis());
             return out.getCopyOfBuffer();
         }
         out.writeByte(c.inline().isPresent() ? INLINE_PART : STAGED_PART);
@@ -82,11 +82,11 @@ public final class SnapshotCommittableSerializer
 
     @Override
     public SnapshotCommittable deserialize(int version, byte[] serialized) throws IOException {
-        if (version != VERSION && version != VERSION_1) {
+        if (version < VERSION_1 || version > VERSION) {
             throw new IOException(
                     "unknown snapshot committable version "
                             + version
-                            + " (this release reads versions 1 and "
+                            + " (this release reads versions 1 to "
                             + VERSION
                             + "); was the savepoint taken by a newer release?");
         }
@@ -94,12 +94,17 @@ public final class SnapshotCommittableSerializer
         byte type = in.readByte();
         SnapshotCommittable result;
         if (type == MARK) {
-            SnapshotCommittable.Run run =
-                    version == VERSION_1
-                            ? null
-                            : new SnapshotCommittable.Run(
-                                    in.readUTF(), in.readInt(), kind(in.readByte()), in.readUTF());
-            result = SnapshotCommittable.mark(run, in.readInt(), in.readInt(), in.readLong());
+            SnapshotCommittable.Run run = version == VERSION_1 ? null : readRun(in);
+            int subtask = in.readInt();
+            int parallelism = in.readInt();
+            long watermark = in.readLong();
+            result =
+                    SnapshotCommittable.mark(
+                            run,
+                            subtask,
+                            parallelism,
+                            watermark,
+                            version <= VERSION_2 ? Long.MIN_VALUE : in.readLong());
         } else if (type == INLINE_PART || type == STAGED_PART) {
             String key = in.readUTF();
             long windowStart = in.readLong();
@@ -151,6 +156,19 @@ public final class SnapshotCommittableSerializer
                     in.available() + " unexpected trailing bytes after a snapshot committable");
         }
         return result;
+    }
+
+    /** A run as marks (and writers' states) carry it. */
+    static void writeRun(DataOutputSerializer out, SnapshotCommittable.Run run) throws IOException {
+        out.writeUTF(run.pipeline());
+        out.writeInt(run.jobVersion());
+        out.writeByte(kindCode(run.kind()));
+        out.writeUTF(run.id());
+    }
+
+    static SnapshotCommittable.Run readRun(DataInputDeserializer in) throws IOException {
+        return new SnapshotCommittable.Run(
+                in.readUTF(), in.readInt(), kind(in.readByte()), in.readUTF());
     }
 
     /** Codes, not ordinals: a kind added later must not renumber these. */

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
 import org.slf4j.Logger;
@@ -21,10 +22,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Encodes each part and stages it; hands the committables over at the checkpoint barrier, followed
- * by a progress mark carrying this subtask's watermark.
+ * by a progress mark carrying this subtask's watermark and the end of the newest window it handed
+ * over. That end is its state: a restored writer still knows it, and so does the mark that ends the
+ * input, whatever failed over in between.
  */
 final class SnapshotWriter<T>
-        implements CommittingSinkWriter<SnapshotPart<T>, SnapshotCommittable> {
+        implements CommittingSinkWriter<SnapshotPart<T>, SnapshotCommittable>,
+                StatefulSinkWriter<SnapshotPart<T>, SnapshotWriter.State> {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotWriter.class);
 
     private final SnapshotSinkConfig<T> config;
@@ -39,12 +43,32 @@ final class SnapshotWriter<T>
     private final Counter retries;
     private final List<SnapshotCommittable> pending = new ArrayList<>();
     private long watermark = Long.MIN_VALUE;
+    private long lastWindowEnd;
 
     /**
      * @param maxParallelism the one buckets are laid out over
+     * @param restored the states of the subtasks this one restores (several after a scale-in, none
+     *     after a scale-out or on a first start): the newest window end among those of its own
+     *     pipeline, job version and kind (a replay restores another version's, whose windows are
+     *     not its own)
      */
-    SnapshotWriter(SnapshotSinkConfig<T> config, int maxParallelism, WriterInitContext context)
+    SnapshotWriter(
+            SnapshotSinkConfig<T> config,
+            int maxParallelism,
+            WriterInitContext context,
+            Collection<State> restored)
             throws IOException {
+        SnapshotCommittable.Run run = config.run();
+        this.lastWindowEnd =
+                restored.stream()
+                        .filter(
+                                r ->
+                                        r.run().pipeline().equals(run.pipeline())
+                                                && r.run().jobVersion() == run.jobVersion()
+                                                && r.run().kind() == run.kind())
+                        .mapToLong(State::lastWindowEndMillis)
+                        .max()
+                        .orElse(Long.MIN_VALUE);
         this.config = config;
         this.maxParallelism = maxParallelism;
         this.format = config.rowFormat();
@@ -97,6 +121,7 @@ final class SnapshotWriter<T>
         String fingerprint = part.fingerprint();
         int rows = part.rows();
         String key = ObjectKeys.partKey(config.kind(), id);
+        lastWindowEnd = Math.max(lastWindowEnd, id.windowEndMillis());
 
         Map<String, String> metadata = new HashMap<>(provenance);
         metadata.put(PartMetadata.FINGERPRINT, fingerprint);
@@ -154,9 +179,19 @@ final class SnapshotWriter<T>
     @Override
     public Collection<SnapshotCommittable> prepareCommit() {
         List<SnapshotCommittable> out = new ArrayList<>(pending);
-        out.add(SnapshotCommittable.mark(config.run(), subtask, parallelism, watermark));
+        out.add(
+                SnapshotCommittable.mark(
+                        config.run(), subtask, parallelism, watermark, lastWindowEnd));
         pending.clear();
         return out;
+    }
+
+    /** What a writer keeps in checkpoints: the newest window end its run has handed over. */
+    record State(SnapshotCommittable.Run run, long lastWindowEndMillis) {}
+
+    @Override
+    public List<State> snapshotState(long checkpointId) {
+        return List.of(new State(config.run(), lastWindowEnd));
     }
 
     @Override

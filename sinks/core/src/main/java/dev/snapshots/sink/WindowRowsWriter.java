@@ -10,6 +10,7 @@ import java.util.TreeMap;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -27,7 +28,9 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
  * that breaks it (interruptible timers, which Flink 1.20's window operator does not use) fails the
  * checkpoint rather than lose rows.
  */
-final class WindowRowsWriter<T> implements CommittingSinkWriter<T, SnapshotCommittable> {
+final class WindowRowsWriter<T>
+        implements CommittingSinkWriter<T, SnapshotCommittable>,
+                StatefulSinkWriter<T, SnapshotWriter.State> {
     private final SnapshotWriter<T> parts;
     private final RowFormat<T> format;
     private final int bucketCount;
@@ -117,6 +120,11 @@ final class WindowRowsWriter<T> implements CommittingSinkWriter<T, SnapshotCommi
                             + " timers, or keep the sink chained to its window");
         }
         return parts.prepareCommit();
+    }
+
+    @Override
+    public List<SnapshotWriter.State> snapshotState(long checkpointId) {
+        return parts.snapshotState(checkpointId);
     }
 
     @Override

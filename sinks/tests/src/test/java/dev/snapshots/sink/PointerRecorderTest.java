@@ -124,6 +124,135 @@ class PointerRecorderTest {
     }
 
     /**
+     * An in-place rescale (adaptive scheduler, reactive mode, an autoscaler) keeps the run's id.
+     * Scale-in, P 4 to 2: the old subtasks 2 and 3 never mark again, and the pointer must not wait
+     * for them; it reaches the last window, and the log stops carrying the open windows' parts.
+     */
+    @Test
+    void aScaleInPlaceDoesNotStopThePointer() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        int windows = 8;
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            for (int w = 0; w < windows; w++) {
+                int parallelism = w < 2 ? 4 : 2;
+                for (int s = 0; s < parallelism; s++) {
+                    List<SnapshotCommittable> published = new ArrayList<>();
+                    for (int b = s * BUCKETS / parallelism;
+                            b < (s + 1) * BUCKETS / parallelism;
+                            b++) {
+                        published.add(part(config, store, START + w * WINDOW, b));
+                    }
+                    published.add(
+                            SnapshotCommittable.mark(
+                                    RUN, s, parallelism, START + (w + 1) * WINDOW - 1));
+                    feed(recorder, batch(w + 1, s, parallelism, published));
+                }
+            }
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + windows * WINDOW);
+            assertThat(manifest(store, START + (windows - 1) * WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * Scale-out, P 2 to 4, as unaligned checkpoints replay it: the old subtask 1's mark (buckets 4
+     * to 7 at P = 2) arrives after the new subtasks 0, 2 and 3 marked. At P = 4 subtask 1 owns
+     * buckets 2 and 3, which the old subtask 1 never held: its mark proves nothing of them, and the
+     * pointer waits for the new subtask 1.
+     */
+    @Test
+    void aStaleMarkOfAnotherParallelismNeverCompletesAWindow() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            // P = 2: subtask 0 (buckets 0-3) has published windows 0 and 1, subtask 1 (4-7) 0 to 3.
+            feed(recorder, batch(1, 0, 2, bucketsThrough(config, store, 0, 4, 2, 0, 2)));
+            // P = 4: subtasks 0, 2 and 3 publish windows 2 and 3.
+            for (int s : new int[] {0, 2, 3}) {
+                feed(recorder, batch(2, s, 4, bucketsThrough(config, store, 2 * s, 2, 4, s, 4)));
+            }
+            feed(recorder, batch(1, 1, 2, bucketsThrough(config, store, 4, 4, 2, 1, 4)));
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .as("buckets 2 and 3 of windows 2 and 3 are not published")
+                    .hasValueSatisfying(p -> assertThat(p).isLessThanOrEqualTo(START + 2 * WINDOW));
+
+            feed(recorder, batch(2, 1, 4, bucketsThrough(config, store, 2, 2, 4, 1, 4)));
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + 4 * WINDOW);
+            assertThat(manifest(store, START + 3 * WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * A subtask that never marks (stopped, or lost to a scale-in before this release keyed marks by
+     * parallelism) holds every window open: the parts waiting for them stay within the bound.
+     */
+    @Test
+    void partsWaitingForAWindowThatNeverCompletesStayWithinTheBound() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open();
+                PointerRecorder recorder = recorder(config, store, new CountingMetricGroup())) {
+            int parts = PointerRecorder.MAX_UNRECORDED_PARTS + 1_000;
+            for (int i = 0; i < parts; i += BUCKETS) {
+                long window = START + (i / BUCKETS) * WINDOW;
+                List<SnapshotCommittable> published = new ArrayList<>();
+                for (int b = 0; b < BUCKETS; b++) {
+                    String key = ObjectKeys.partKey(PartKind.SNAPSHOT, config.identity(window, b));
+                    published.add(
+                            SnapshotCommittable.inline(
+                                    key,
+                                    window,
+                                    window + WINDOW,
+                                    b,
+                                    "fp",
+                                    1,
+                                    Map.of(),
+                                    new byte[0]));
+                }
+                published.add(SnapshotCommittable.mark(RUN, 0, 2, window + WINDOW - 1));
+                feed(recorder, batch(i / BUCKETS + 1, 0, 2, published));
+            }
+
+            assertThat(recorder.heldParts()).isEqualTo(PointerRecorder.MAX_UNRECORDED_PARTS);
+        }
+    }
+
+    /**
+     * What writer {@code subtask} of {@code parallelism} hands over with its mark: buckets {@code
+     * first} to {@code first + count - 1} of every window up to {@code windows}, published.
+     */
+    private static List<SnapshotCommittable> bucketsThrough(
+            SnapshotSinkConfig<KeyTotal> config,
+            ObjectStore store,
+            int first,
+            int count,
+            int parallelism,
+            int subtask,
+            int windows)
+            throws Exception {
+        List<SnapshotCommittable> published = new ArrayList<>();
+        for (int w = 0; w < windows; w++) {
+            for (int b = first; b < first + count; b++) {
+                if (store.head(
+                                ObjectKeys.partKey(
+                                        PartKind.SNAPSHOT, config.identity(START + w * WINDOW, b)))
+                        .isEmpty()) {
+                    published.add(part(config, store, START + w * WINDOW, b));
+                }
+            }
+        }
+        published.add(
+                SnapshotCommittable.mark(RUN, subtask, parallelism, START + windows * WINDOW - 1));
+        return published;
+    }
+
+    /**
      * A restarted post-commit task knows nothing of what it was told before: the marks come again
      * with the next checkpoint, and the window's manifest finds the parts in the store.
      */
@@ -200,6 +329,76 @@ class PointerRecorderTest {
                         .isEqualTo(contents.get(i));
                 assertThat(metrics.count("progressFailures")).isEqualTo(i + 1);
             }
+        }
+    }
+
+    /**
+     * The last window of a bounded run, published while its update was lost (the pointer task
+     * failed over, or its update failed past the retries): the committers do not hand those parts
+     * over again, and the run's end-of-input marks are all the restarted job records. They carry
+     * the writers' last window (writer state), so the pointer still reaches the end.
+     */
+    @Test
+    void theLastWindowIsRecordedAfterAFailoverThatLostItsParts() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        try (ObjectStore store = spec.open()) {
+            List<SnapshotCommittable> first = new ArrayList<>();
+            for (int b = 0; b < BUCKETS; b++) {
+                first.add(part(config, store, START, b));
+            }
+            first.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW - 1, START + WINDOW));
+            try (PointerRecorder before = recorder(config, store, new CountingMetricGroup())) {
+                feed(before, batch(1, 0, 1, first));
+            }
+            for (int b = 0; b < BUCKETS; b++) {
+                part(config, store, START + WINDOW, b); // published; its update is lost
+            }
+
+            CountingMetricGroup metrics = new CountingMetricGroup();
+            try (PointerRecorder endOfInput =
+                    new PointerRecorder(
+                            config, store, metrics, metrics.counter("storeRetries"), true)) {
+                endOfInput.mark(
+                        SnapshotCommittable.mark(RUN, 0, 1, Long.MAX_VALUE, START + 2 * WINDOW));
+                endOfInput.record();
+            }
+
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + 2 * WINDOW);
+            assertThat(manifest(store, START + WINDOW).parts()).hasSize(BUCKETS);
+        }
+    }
+
+    /**
+     * The end of a bounded run is recorded by a recorder that fails its commit until the update
+     * lands; but a pointer it must not touch (unreadable, or a newer release's during a rollback
+     * overlap) would fail it on every restart, and the job would never end. It is reported and left
+     * alone, as everywhere else; a store that fails now still fails the commit.
+     */
+    @Test
+    void anUnreadablePointerDoesNotHoldBackTheEndOfABoundedRun() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> config = config(spec);
+        String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
+        String newer = "{\"format\": 3, \"pipeline\": \"readings\", \"jobVersion\": 1}";
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open();
+                PointerRecorder endOfInput =
+                        new PointerRecorder(
+                                config, store, metrics, metrics.counter("storeRetries"), true)) {
+            store.putIfAbsent(pointer, newer.getBytes(StandardCharsets.UTF_8), Map.of());
+            endOfInput.part(part(config, store, START, 0), "fp-" + START + "-0", 1);
+            endOfInput.mark(SnapshotCommittable.mark(RUN, 0, 1, Long.MAX_VALUE));
+
+            endOfInput.record();
+
+            assertThat(
+                            new String(
+                                    store.get(pointer).orElseThrow().content(),
+                                    StandardCharsets.UTF_8))
+                    .isEqualTo(newer);
+            assertThat(metrics.count("progressFailures")).isOne();
         }
     }
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Committables sit in checkpoints and savepoints: every version's bytes must stay readable by every
- * later release. The golden bytes below were written by versions 1 and 2 and must never change.
+ * later release. The golden bytes below were written by versions 1, 2 and 3 and must never change.
  */
 class SnapshotCommittableSerializerTest {
     private static final SnapshotCommittableSerializer SERIALIZER =
@@ -93,6 +93,19 @@ class SnapshotCommittableSerializerTest {
     static final String GOLDEN_MARK_V2 =
             "0300066f72646572730000000301000572756e2d310000000100000002000001a22cca86bf";
 
+    /**
+     * Version 3 writes parts as version 2 did; marks gain the end of their writer's last window.
+     */
+    static final SnapshotCommittable MARK_V3 =
+            SnapshotCommittable.mark(
+                    new SnapshotCommittable.Run("orders", 3, PartKind.SNAPSHOT, "run-1"),
+                    1,
+                    2,
+                    1796047799999L,
+                    1796047800000L);
+
+    static final String GOLDEN_MARK_V3 = GOLDEN_MARK_V2 + "000001a22cca86c0";
+
     @Test
     void versionOneBytesStillDeserializeToTheSameCommittables() throws IOException {
         assertThat(SERIALIZER.deserialize(1, HexFormat.of().parseHex(GOLDEN_INLINE_V1)))
@@ -107,17 +120,28 @@ class SnapshotCommittableSerializerTest {
 
     @Test
     void theCurrentVersionWritesTheGoldenBytes() throws IOException {
-        assertThat(SERIALIZER.getVersion()).isEqualTo(2);
+        assertThat(SERIALIZER.getVersion()).isEqualTo(3);
         assertThat(HexFormat.of().formatHex(SERIALIZER.serialize(INLINE)))
                 .isEqualTo(GOLDEN_INLINE_V1);
         assertThat(HexFormat.of().formatHex(SERIALIZER.serialize(STAGED_V2)))
                 .isEqualTo(GOLDEN_STAGED_V2);
-        assertThat(HexFormat.of().formatHex(SERIALIZER.serialize(MARK_V2)))
-                .isEqualTo(GOLDEN_MARK_V2);
+        assertThat(HexFormat.of().formatHex(SERIALIZER.serialize(MARK_V3)))
+                .isEqualTo(GOLDEN_MARK_V3);
+        assertThat(SERIALIZER.deserialize(3, HexFormat.of().parseHex(GOLDEN_STAGED_V2)))
+                .isEqualTo(STAGED_V2);
+        assertThat(SERIALIZER.deserialize(3, HexFormat.of().parseHex(GOLDEN_MARK_V3)))
+                .isEqualTo(MARK_V3);
+    }
+
+    @Test
+    void versionTwoBytesStillDeserializeToTheSameCommittables() throws IOException {
         assertThat(SERIALIZER.deserialize(2, HexFormat.of().parseHex(GOLDEN_STAGED_V2)))
                 .isEqualTo(STAGED_V2);
         assertThat(SERIALIZER.deserialize(2, HexFormat.of().parseHex(GOLDEN_MARK_V2)))
-                .isEqualTo(MARK_V2);
+                .as("a mark that knows no last window")
+                .isEqualTo(MARK_V2)
+                .extracting(SnapshotCommittable::windowEndMillis)
+                .isEqualTo(Long.MIN_VALUE);
     }
 
     static LongStream seeds() {
@@ -135,13 +159,13 @@ class SnapshotCommittableSerializerTest {
 
     @Test
     void unknownVersionsTypesAndTrailingBytesAreRejected() throws IOException {
-        byte[] mark = SERIALIZER.serialize(MARK_V2);
-        assertThatThrownBy(() -> SERIALIZER.deserialize(3, mark))
-                .hasMessageContaining("unknown snapshot committable version 3");
+        byte[] mark = SERIALIZER.serialize(MARK_V3);
+        assertThatThrownBy(() -> SERIALIZER.deserialize(4, mark))
+                .hasMessageContaining("unknown snapshot committable version 4");
         assertThatThrownBy(() -> SERIALIZER.deserialize(2, new byte[] {9}))
                 .hasMessageContaining("unknown snapshot committable type code 9");
         byte[] longer = Arrays.copyOf(mark, mark.length + 1);
-        assertThatThrownBy(() -> SERIALIZER.deserialize(2, longer))
+        assertThatThrownBy(() -> SERIALIZER.deserialize(3, longer))
                 .hasMessageContaining("1 unexpected trailing bytes");
         assertThatThrownBy(() -> SERIALIZER.serialize(MARK_V1))
                 .hasMessageContaining("a mark without its run");
@@ -196,7 +220,8 @@ class SnapshotCommittableSerializerTest {
                                 in.anyInt(),
                                 PartKind.values()[in.between(0, PartKind.values().length - 1)],
                                 in.string(0, 40));
-                return SnapshotCommittable.mark(run, in.anyInt(), in.anyInt(), in.anyLong());
+                return SnapshotCommittable.mark(
+                        run, in.anyInt(), in.anyInt(), in.anyLong(), in.anyLong());
         }
     }
 

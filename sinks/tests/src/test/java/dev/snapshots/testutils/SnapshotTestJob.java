@@ -52,6 +52,7 @@ public final class SnapshotTestJob {
     private long failAfterEvents = -1;
     private String savepoint;
     private RowFormat<KeyTotal> rowFormat = new KeyTotal.Format();
+    private final Configuration settings = new Configuration();
 
     private SnapshotTestJob(Readings readings) {
         this.readings = readings;
@@ -115,6 +116,12 @@ public final class SnapshotTestJob {
     }
 
     /** Starts from this savepoint (of any job version: a replay bumps it). */
+    /** A setting of the job's, as a team's production configuration would give it. */
+    public SnapshotTestJob setting(String key, String value) {
+        settings.setString(key, value);
+        return this;
+    }
+
     public SnapshotTestJob fromSavepoint(String savepoint) {
         this.savepoint = savepoint;
         return this;
@@ -145,6 +152,7 @@ public final class SnapshotTestJob {
         if (savepoint != null) {
             conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint);
         }
+        conf.addAll(settings);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(parallelism);
         env.setMaxParallelism(maxParallelism);

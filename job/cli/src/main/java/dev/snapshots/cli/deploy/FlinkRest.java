@@ -30,6 +30,12 @@ public final class FlinkRest {
     public static final Set<String> TERMINAL = Set.of("FINISHED", "FAILED", "CANCELED");
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * How every run from a checkpoint or savepoint restores: {@code restoreMode} of {@code POST
+     * /jars/:jarid/run} (Flink 1.20 also reads it as {@code claimMode}).
+     */
+    static final String RESTORE_MODE = "NO_CLAIM";
+
     private final String base;
     // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of
     // Flink.
@@ -161,6 +167,11 @@ public final class FlinkRest {
         Map<String, Object> request = request(entryClass, args);
         if (savepoint != null) {
             request.put("savepointPath", savepoint);
+            // Never the cluster's default (execution.state-recovery.claim-mode): under CLAIM or
+            // LEGACY an incremental RocksDB job goes on referencing the shared files of the
+            // checkpoint it resumed from, which lie in an older JobManager's directory that
+            // 'submit' prunes. Under NO_CLAIM its first checkpoint is a full one of its own.
+            request.put("restoreMode", RESTORE_MODE);
         }
         if (jobId != null) {
             request.put("jobId", jobId);
@@ -266,6 +277,19 @@ public final class FlinkRest {
                 .path("completed")
                 .path("id")
                 .asLong(-1);
+    }
+
+    /**
+     * The path of the latest checkpoint the job completed on this JobManager, if it is one of its
+     * own: not the checkpoint it was restored from.
+     */
+    public Optional<String> ownCheckpoint(String jobId) throws IOException {
+        JsonNode latest = get("/jobs/" + jobId + "/checkpoints").path("latest");
+        String completed = latest.path("completed").path("external_path").asText("");
+        String restored = latest.path("restored").path("external_path").asText("");
+        return completed.isEmpty() || completed.equals(restored)
+                ? Optional.empty()
+                : Optional.of(completed);
     }
 
     /** The newest completed savepoint's path, if the job took one. */

@@ -60,9 +60,9 @@ public final class JobLifecycle {
                     "  submit    start the job under its fixed id (pipeline, job version), resuming from the newest retained",
                     "            checkpoint or savepoint under any JobManager's checkpoint directory once it has stayed the newest",
                     "            for 3 checkpoint intervals (at least 10 s: another JobManager may still run the job); does",
-                    "            nothing if the job runs here. Once a resumed job has a checkpoint of its own, removes the",
-                    "            checkpoints of the JobManagers before the one it resumed from (never a savepoint). Stopped",
-                    "            (SIGTERM) with its run in flight, it first waits up to 30 s for the JobManager's answer",
+                    "            nothing if the job runs here. Once a resumed job has a checkpoint of its own here, removes the",
+                    "            checkpoints of the JobManagers started before this one that it does not name (never a savepoint).",
+                    "            Stopped (SIGTERM) with its run in flight, it first waits up to 30 s for the JobManager's answer",
                     "  upgrade   the audit gate (findings block), stop-with-savepoint (a failure blocks; the job keeps running),",
                     "            then roll: 'local' (./snapshots only) restarts the local cluster's JobManager and submits JAR; any other value",
                     "            is a shell command that rolls the new image (e.g. aws ecs update-service ... --force-new-deployment),",
@@ -306,7 +306,7 @@ public final class JobLifecycle {
                                                 + " (it has no checkpoint of its own yet)"
                                         : "from the start: no retained checkpoint or savepoint"));
         if (from.isPresent()) {
-            pruneOnceCheckpointed(rest, id, from.get());
+            pruneOnceCheckpointed(rest, id);
         }
         return id;
     }
@@ -666,15 +666,15 @@ public final class JobLifecycle {
     }
 
     /**
-     * Once the job, resumed here from {@code from}, has completed a checkpoint of its own: removes
-     * the checkpoints of the JobManager incarnations before the one it resumed from (see {@link
-     * RetainedCheckpoints#prune}). Without it every JobManager start would leave a full checkpoint
-     * behind, and every submit would read them all. A job that has not checkpointed within {@link
-     * #FIRST_CHECKPOINT_PATIENCE} (or ten intervals) leaves them to a later submit; so does a
-     * failure here, which never fails the submit: the job runs.
+     * Once the job, resumed here, has completed a checkpoint of its own in this JobManager's
+     * incarnation, as this JobManager's REST API reports it: removes the checkpoints of the
+     * incarnations that no longer serve the job (see {@link RetainedCheckpoints#prune}). Without it
+     * every JobManager start would leave a full checkpoint behind, and every submit would read them
+     * all. A job that has not checkpointed within {@link #FIRST_CHECKPOINT_PATIENCE} (or ten
+     * intervals) leaves them to a later submit; so does a failure here, which never fails the
+     * submit: the job runs.
      */
-    private void pruneOnceCheckpointed(
-            FlinkRest rest, String id, RetainedCheckpoints.Retained from) {
+    private void pruneOnceCheckpointed(FlinkRest rest, String id) {
         Duration interval = program.checkpointInterval();
         Duration patience = interval.multipliedBy(10);
         patience =
@@ -682,40 +682,42 @@ public final class JobLifecycle {
                         ? FIRST_CHECKPOINT_PATIENCE
                         : patience;
         try {
-            long deadline = System.nanoTime() + patience.toNanos();
-            long checkpoint = rest.latestCheckpointId(id);
-            while (checkpoint <= from.checkpointId()) {
-                if (System.nanoTime() > deadline) {
-                    out.printf(
-                            "job %s has no checkpoint of its own after %d s: older JobManagers'"
-                                    + " checkpoints stay, for a later submit to remove%n",
-                            id, patience.toSeconds());
-                    return;
-                }
-                FlinkRest.sleep(500);
-                checkpoint = rest.latestCheckpointId(id);
-            }
             StoreSpec root = checkpointRoot(rest);
             String rootUri = root.uri().toString();
             Optional<String> here = RetainedCheckpoints.incarnation(rootUri, checkpointBase(rest));
             if (here.isEmpty()) {
                 return; // one checkpoint directory for every JobManager: Flink subsumes its own
             }
-            Set<String> keep = new TreeSet<>(List.of(here.get()));
-            RetainedCheckpoints.incarnation(rootUri, from.path()).ifPresent(keep::add);
+            long deadline = System.nanoTime() + patience.toNanos();
+            Optional<String> own = rest.ownCheckpoint(id);
+            while (own.isEmpty()
+                    || !here.equals(RetainedCheckpoints.incarnation(rootUri, own.get()))) {
+                if (System.nanoTime() > deadline) {
+                    out.printf(
+                            "job %s has no checkpoint of its own in %s after %d s: other"
+                                    + " JobManagers' checkpoints stay, for a later submit to"
+                                    + " remove%n",
+                            id, here.get(), patience.toSeconds());
+                    return;
+                }
+                FlinkRest.sleep(500);
+                own = rest.ownCheckpoint(id);
+            }
             RetainedCheckpoints.Pruned pruned;
             try (ObjectStore store = root.open()) {
-                pruned = RetainedCheckpoints.prune(store, id, from.checkpointId(), keep);
+                pruned =
+                        RetainedCheckpoints.prune(
+                                store, rootUri, id, own.get(), JobLifecycle.class.getClassLoader());
             }
             out.printf(
-                    "job %s has checkpoint %d of its own: removed the checkpoints of %d older"
-                            + " JobManager incarnations%s (%d objects); kept %s%n",
+                    "job %s has checkpoint %s of its own: removed the checkpoints of %d"
+                            + " JobManager incarnations started before %s%s (%d objects)%n",
                     id,
-                    checkpoint,
+                    own.get(),
                     pruned.incarnations().size(),
+                    here.get(),
                     pruned.incarnations().isEmpty() ? "" : " " + pruned.incarnations(),
-                    pruned.objects(),
-                    keep);
+                    pruned.objects());
         } catch (IOException | RuntimeException e) {
             out.printf(
                     "job %s runs; removing older JobManagers' checkpoints failed (%s): a later"

@@ -77,6 +77,23 @@ record Program(
                             + ": nothing for submit to resume or audit");
         }
         required(sink, CanonicalSnapshotsOptions.STORE);
+        for (String key : CLAIM_MODE_KEYS) {
+            String mode = script.settings().get(key);
+            if (mode != null && !mode.equalsIgnoreCase(FlinkRest.RESTORE_MODE)) {
+                // A script's SET reaches the job's configuration after the run request's
+                // restoreMode, and would override it.
+                throw new IllegalArgumentException(
+                        file
+                                + ": SET '"
+                                + key
+                                + "' = '"
+                                + mode
+                                + "': a resumed job must not claim what it resumed from; submit"
+                                + " restores with "
+                                + FlinkRest.RESTORE_MODE
+                                + " and removes older JobManagers' checkpoints");
+            }
+        }
         return new Program(
                 SqlJob.ENTRY_CLASS,
                 List.of(SqlJob.SQL_TEXT, text),
@@ -88,6 +105,10 @@ record Program(
                         .orElse(JobOptions.CHECKPOINT_INTERVAL.defaultValue()),
                 null);
     }
+
+    /** Flink 1.20's key for the restore mode, and the one it replaced. */
+    private static final List<String> CLAIM_MODE_KEYS =
+            List.of("execution.state-recovery.claim-mode", "execution.savepoint-restore-mode");
 
     private static <T> T required(Configuration sink, ConfigOption<T> option) {
         return sink.getOptional(option)

@@ -5,15 +5,17 @@ import dev.snapshots.store.StoreSpec;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.flink.annotation.Internal;
@@ -21,6 +23,7 @@ import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.OperatorStateHandle;
@@ -42,9 +45,9 @@ import org.apache.flink.util.FileUtils;
  * is taken. One that vanishes while it is read is passed over, never a crash.
  *
  * <p>Every incarnation keeps its last checkpoints (they are retained on cancellation, and Flink
- * never deletes what a job resumed from in its default NO_CLAIM mode), so {@link #prune} removes
- * those of the incarnations before the one a job resumed from, once the job has a checkpoint of its
- * own. Listings read only the job's own directories, {@code <base>/<incarnation>/<job id>/}.
+ * never deletes what a job resumed from in NO_CLAIM mode), so {@link #prune} removes those of the
+ * other incarnations once the job has a checkpoint of its own. Listings read only the job's own
+ * directories, {@code <base>/<incarnation>/<job id>/}.
  */
 @Internal
 final class RetainedCheckpoints {
@@ -56,10 +59,9 @@ final class RetainedCheckpoints {
      */
     record Pruned(List<String> incarnations, int objects) {}
 
-    private static final Pattern INCARNATION = Pattern.compile("jm-[A-Za-z0-9_-]+");
+    private static final Pattern PIECE = Pattern.compile("\\d+|\\D+");
 
-    /** A checkpoint's directory, named by Flink after its id: {@code chk-<id>/}. */
-    private static final Pattern CHECKPOINT = Pattern.compile("chk-(\\d+)/.*");
+    private static final Pattern INCARNATION = Pattern.compile("jm-[A-Za-z0-9_-]+");
 
     private static final String SAVEPOINTS = "savepoints/";
 
@@ -80,7 +82,9 @@ final class RetainedCheckpoints {
      * {@code rootUri}.
      */
     static Optional<String> incarnation(String rootUri, String directory) {
-        String root = rootUri.replaceAll("/+$", "") + "/";
+        // Flink writes a local path as file:/..., a URI as file:///...
+        directory = directory.replaceFirst("^file:/(?!/)", "file:///");
+        String root = rootUri.replaceFirst("^file:/(?!/)", "file:///").replaceAll("/+$", "") + "/";
         if (!directory.startsWith(root)) {
             return Optional.empty();
         }
@@ -150,41 +154,72 @@ final class RetainedCheckpoints {
     }
 
     /**
-     * Removes the checkpoints of {@code jobId} that no JobManager will resume from again: those of
-     * every incarnation whose checkpoints are all older than {@code resumedFrom}, the checkpoint
-     * the job runs on from. Call it once the job has completed a checkpoint of its own: it then no
-     * longer needs the one it resumed from either (its first checkpoint after a NO_CLAIM restore is
-     * a full one), but that one's incarnation is kept all the same, with {@code own}: its
-     * JobManager may still be running, and may still resume from it. So is every incarnation with a
-     * checkpoint at or after {@code resumedFrom} (a JobManager that still runs the job), and one
-     * with no checkpoint (a JobManager still starting). Savepoints are never removed: an operator
-     * took them.
+     * Removes the checkpoints of {@code jobId} that the job no longer needs, once the JobManager
+     * that serves it has completed a checkpoint of its own: {@code own}, a {@code chk-N} directory
+     * in that JobManager's incarnation, as its REST API reports the job's latest completed
+     * checkpoint (never the one it restored).
+     *
+     * <p>What marks another incarnation as stopped is that fact, not quiet and not checkpoint ids:
+     * the job runs here and checkpoints into this incarnation, so every incarnation started before
+     * this one no longer serves it; a JobManager still stopping there is cancelling its copy
+     * ({@code release}), and whatever it would restore from serves no one. One started after this
+     * one (its name says when: the entrypoint names each by its start time, the local cluster
+     * counts) is a successor taking the job over, and is kept. Ids are never compared across
+     * incarnations: each is a lineage of its own, and two JobManagers that resumed from one
+     * checkpoint number theirs alike.
+     *
+     * <p>What the job here still needs is read, not assumed: an incarnation whose files {@code own}
+     * names is kept. Resumed with NO_CLAIM (as {@link FlinkRest} asks), its first checkpoint is a
+     * full one and names only files of its own incarnation; under CLAIM or LEGACY an incremental
+     * RocksDB checkpoint names the {@code shared/} files of the one it resumed from, which then
+     * stays. A later checkpoint names no file of another incarnation that an earlier one did not,
+     * so a later prune removes it once the job has let go of it. Savepoints are never removed: an
+     * operator took them.
      *
      * <p>Each checkpoint's {@code _metadata} goes first: one that a stop midway leaves behind has
      * no metadata, so it is never taken for a whole checkpoint, and the next prune removes it.
+     *
+     * @throws IOException if {@code own} does not load: nothing is removed
      */
-    static Pruned prune(ObjectStore store, String jobId, long resumedFrom, Collection<String> keep)
+    static Pruned prune(
+            ObjectStore store, String root, String jobId, String own, ClassLoader classLoader)
             throws IOException {
+        String rootUri = root.replaceAll("/+$", "");
+        String here =
+                incarnation(rootUri, own)
+                        .orElseThrow(
+                                () ->
+                                        new IOException(
+                                                own
+                                                        + " is not in an incarnation under "
+                                                        + rootUri));
+        Set<String> needed = new TreeSet<>(Set.of(here));
+        String ownPath = own.replaceFirst("^file:/(?!/)", "file:///").replaceAll("/+$", "");
+        String ownKey = ownPath.substring(ownPath.indexOf("/" + here + "/") + 1);
+        byte[] metadata =
+                store.get(ownKey + "/_metadata")
+                        .orElseThrow(() -> new IOException(own + " has no _metadata"))
+                        .content();
+        for (String key : stateFileKeys(rootUri, ownKey, metadata, classLoader)) {
+            String first = key.split("/", 2)[0];
+            if (INCARNATION.matcher(first).matches()) {
+                needed.add(first);
+            }
+        }
         List<String> incarnations = new ArrayList<>();
         int objects = 0;
         for (String incarnation : incarnations(store)) {
-            if (keep.contains(incarnation)) {
+            if (needed.contains(incarnation) || STARTED.compare(incarnation, here) > 0) {
                 continue;
             }
             String prefix = incarnation + "/" + jobId + "/";
             List<String> keys = new ArrayList<>();
-            long newest = -1;
             for (String key : keys(store, prefix)) {
-                String rest = key.substring(prefix.length());
-                Matcher m = CHECKPOINT.matcher(rest);
-                if (m.matches()) {
-                    newest = Math.max(newest, Long.parseLong(m.group(1)));
-                }
-                if (!rest.startsWith(SAVEPOINTS)) {
+                if (!key.substring(prefix.length()).startsWith(SAVEPOINTS)) {
                     keys.add(key);
                 }
             }
-            if (newest < 0 || newest >= resumedFrom) {
+            if (keys.isEmpty()) {
                 continue;
             }
             keys.sort(Comparator.comparing((String k) -> !k.endsWith("/_metadata")));
@@ -196,6 +231,28 @@ final class RetainedCheckpoints {
         }
         return new Pruned(incarnations, objects);
     }
+
+    /**
+     * Incarnations in the order they started: by name, runs of digits compared as numbers ({@code
+     * jm-9} before {@code jm-10}; {@code jm-20261204T211019Z-...} by its time).
+     */
+    static final Comparator<String> STARTED =
+            (a, b) -> {
+                Matcher x = PIECE.matcher(a);
+                Matcher y = PIECE.matcher(b);
+                while (x.find() && y.find()) {
+                    String p = x.group();
+                    String q = y.group();
+                    int c =
+                            Character.isDigit(p.charAt(0)) && Character.isDigit(q.charAt(0))
+                                    ? new BigInteger(p).compareTo(new BigInteger(q))
+                                    : p.compareTo(q);
+                    if (c != 0) {
+                        return c;
+                    }
+                }
+                return a.compareTo(b);
+            };
 
     /**
      * Where the job's checkpoints can lie: {@code <job id>/} (a checkpoint directory without
@@ -257,32 +314,50 @@ final class RetainedCheckpoints {
      */
     private static Optional<String> defect(
             ObjectStore store, String rootUri, String dir, byte[] bytes, ClassLoader classLoader) {
-        URI root = URI.create(rootUri + "/");
-        Path local = null;
+        List<String> keys;
         try {
-            local = Files.createTempDirectory("checkpoint-metadata");
+            keys = stateFileKeys(rootUri, dir, bytes, classLoader);
+        } catch (IOException | RuntimeException e) {
+            return Optional.of("its metadata does not load: " + e);
+        }
+        try {
+            for (String key : keys) {
+                if (store.head(key).isEmpty()) {
+                    return Optional.of("state file " + key + " is gone");
+                }
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            return Optional.of("its state files could not be read: " + e);
+        }
+    }
+
+    /**
+     * The keys under {@code rootUri} of the state files that the checkpoint in {@code dir} (a key)
+     * names, its metadata being {@code bytes}; files elsewhere are left out.
+     */
+    private static List<String> stateFileKeys(
+            String rootUri, String dir, byte[] bytes, ClassLoader classLoader) throws IOException {
+        URI root = URI.create(rootUri + "/");
+        Path local = Files.createTempDirectory("checkpoint-metadata");
+        try {
             Files.write(local.resolve("_metadata"), bytes);
             CheckpointMetadata metadata =
                     Checkpoints.loadCheckpointMetadata(
                             new DataInputStream(new ByteArrayInputStream(bytes)),
                             classLoader,
                             local.toUri().toString());
+            List<String> keys = new ArrayList<>();
             for (FileStateHandle file : stateFiles(metadata)) {
-                Optional<String> key =
-                        file instanceof RelativeFileStateHandle relative
-                                ? Optional.of(dir + "/" + relative.getRelativePath())
-                                : keyUnder(root, file.getFilePath().toUri());
-                if (key.isPresent() && store.head(key.get()).isEmpty()) {
-                    return Optional.of("state file " + key.get() + " is gone");
+                if (file instanceof RelativeFileStateHandle relative) {
+                    keys.add(dir + "/" + relative.getRelativePath());
+                } else {
+                    keyUnder(root, file.getFilePath().toUri()).ifPresent(keys::add);
                 }
             }
-            return Optional.empty();
-        } catch (IOException | RuntimeException e) {
-            return Optional.of("its metadata does not load: " + e);
+            return keys;
         } finally {
-            if (local != null) {
-                FileUtils.deleteDirectoryQuietly(local.toFile());
-            }
+            FileUtils.deleteDirectoryQuietly(local.toFile());
         }
     }
 
@@ -309,10 +384,10 @@ final class RetainedCheckpoints {
             }
             for (OperatorSubtaskState subtask : operator.getStates()) {
                 for (KeyedStateHandle keyed : subtask.getManagedKeyedState()) {
-                    keyedDelegate(keyed).ifPresent(handles::add);
+                    handles.addAll(keyedFiles(keyed));
                 }
                 for (KeyedStateHandle keyed : subtask.getRawKeyedState()) {
-                    keyedDelegate(keyed).ifPresent(handles::add);
+                    handles.addAll(keyedFiles(keyed));
                 }
                 for (OperatorStateHandle op : subtask.getManagedOperatorState()) {
                     handles.add(op.getDelegateStateHandle());
@@ -332,12 +407,20 @@ final class RetainedCheckpoints {
     }
 
     /**
-     * A full snapshot's key groups sit in one stream; other kinds (incremental RocksDB) are not
-     * used by this job.
+     * A full snapshot's key groups sit in one stream; an incremental RocksDB one names its SST
+     * files, shared with earlier checkpoints (in {@code shared/}, possibly of the incarnation it
+     * resumed from), its private files and its meta data.
      */
-    private static Optional<StreamStateHandle> keyedDelegate(KeyedStateHandle keyed) {
-        return keyed instanceof KeyGroupsStateHandle groups
-                ? Optional.of(groups.getDelegateStateHandle())
-                : Optional.empty();
+    private static List<StreamStateHandle> keyedFiles(KeyedStateHandle keyed) {
+        if (keyed instanceof KeyGroupsStateHandle groups) {
+            return List.of(groups.getDelegateStateHandle());
+        }
+        List<StreamStateHandle> files = new ArrayList<>();
+        if (keyed instanceof IncrementalRemoteKeyedStateHandle incremental) {
+            files.add(incremental.getMetaDataStateHandle());
+            incremental.getSharedState().forEach(h -> files.add(h.getHandle()));
+            incremental.getPrivateState().forEach(h -> files.add(h.getHandle()));
+        }
+        return files;
     }
 }

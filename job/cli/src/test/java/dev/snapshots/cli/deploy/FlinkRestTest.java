@@ -72,4 +72,23 @@ class FlinkRestTest {
         assertThat(jobManager.uploads()).containsExactly("jobmanager-1");
         assertThat(jobManager.jars()).as("uploads left on the JobManager").isEmpty();
     }
+
+    /**
+     * A cluster whose configuration says CLAIM (or LEGACY): a run that names no restore mode gets
+     * it, and a resumed incremental RocksDB job then keeps referencing an older JobManager's shared
+     * files, which 'submit' prunes. A run from a checkpoint says NO_CLAIM itself.
+     */
+    @Test
+    void aRunFromACheckpointRestoresWithNoClaimWhateverTheClusterSays() throws IOException {
+        FlinkRest rest = new FlinkRest(jobManager.address());
+        jobManager.clusterRestoreMode("CLAIM");
+
+        rest.uploadAndRun(jar, null, List.of(), "s3://b/jm-1/f5905c/chk-7", "f5905c");
+        rest.uploadAndRun(jar, null, List.of(), null, null);
+
+        assertThat(jobManager.restoreModes()).containsExactly("NO_CLAIM", "none: no savepointPath");
+        assertThat(jobManager.runBodies().get(0).path("restoreMode").asText())
+                .isEqualTo("NO_CLAIM");
+        assertThat(jobManager.runBodies().get(1).has("restoreMode")).isFalse();
+    }
 }

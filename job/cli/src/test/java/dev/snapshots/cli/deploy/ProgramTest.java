@@ -45,6 +45,20 @@ class ProgramTest {
     }
 
     @Test
+    void aScriptThatWouldClaimWhatItResumesFromIsRefused() throws Exception {
+        Path script = dir.resolve("s.sql");
+        Files.writeString(
+                script,
+                "SET 'execution.state-recovery.claim-mode' = 'CLAIM';\n"
+                        + Files.readString(EXAMPLE));
+
+        assertThatThrownBy(() -> Program.sql(script))
+                .hasMessageContaining(
+                        "SET 'execution.state-recovery.claim-mode' = 'CLAIM': a resumed job must"
+                                + " not claim what it resumed from");
+    }
+
+    @Test
     void aScriptThatWritesAnotherConnectorIsRefused() throws Exception {
         Path script = dir.resolve("s.sql");
         Files.writeString(

@@ -19,8 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
@@ -146,10 +144,12 @@ class RetainedCheckpointsITCase {
                 }
                 writeCheckpoint(flink, real, incarnation, jobId, nextId, true);
                 if (from.isPresent()) {
-                    Set<String> keep = new TreeSet<>(List.of(incarnation));
-                    RetainedCheckpoints.incarnation(rootUri, from.get().path())
-                            .ifPresent(keep::add);
-                    RetainedCheckpoints.prune(flink, jobId, resumedFrom, keep);
+                    RetainedCheckpoints.prune(
+                            flink,
+                            rootUri,
+                            jobId,
+                            rootUri + "/" + incarnation + "/" + jobId + "/chk-" + nextId,
+                            LOADER);
                 }
                 for (long id = nextId + 1; id <= nextId + 4; id++) {
                     writeCheckpoint(flink, real, incarnation, jobId, id, true);
@@ -192,51 +192,69 @@ class RetainedCheckpointsITCase {
     }
 
     /**
-     * What a prune keeps: the incarnation the job resumed from and its own, one with a checkpoint
-     * at or after the one resumed from (a JobManager that still runs the job), and every savepoint.
+     * What a prune keeps, once the job has checkpoint 10 of its own in jm-5: its own incarnation,
+     * those started after it (a successor taking over), every savepoint and other jobs. What it
+     * removes: every incarnation started before it, whatever their checkpoint ids (jm-4's 12 is of
+     * a lineage of its own), and one that died before completing a checkpoint.
      */
     @Test
-    void aPruneRemovesOnlyCheckpointsOlderThanTheOneResumedFromAndNeverASavepoint()
-            throws Exception {
+    void aPruneKeepsTheServingIncarnationItsSuccessorsAndEverySavepoint() throws Exception {
         Path real = realCheckpoint();
         String jobId = "0123456789abcdef0123456789abcdef";
         StoreSpec root = StoreSpec.parse(base.resolve("checkpoints").toUri().toString());
+        String rootUri = root.uri().toString().replaceAll("/+$", "");
         try (ObjectStore store = root.open()) {
-            writeCheckpoint(store, real, "jm-a", jobId, 4, true);
-            writeCheckpoint(store, real, "jm-a", jobId, 5, true);
+            writeCheckpoint(store, real, "jm-1", jobId, 4, true);
+            writeCheckpoint(store, real, "jm-1", jobId, 5, true);
             store.putIfAbsent(
-                    "jm-a/" + jobId + "/savepoints/savepoint-012345-abc/_metadata",
+                    "jm-1/" + jobId + "/savepoints/savepoint-012345-abc/_metadata",
                     Files.readAllBytes(real.resolve("_metadata")),
                     Map.of());
-            writeCheckpoint(store, real, "jm-b", jobId, 7, false); // died before completing it
-            writeCheckpoint(store, real, "jm-c", jobId, 9, true); // resumed from
-            writeCheckpoint(store, real, "jm-d", jobId, 12, true); // still runs the job
-            writeCheckpoint(store, real, "jm-e", jobId, 10, true); // here
+            writeCheckpoint(store, real, "jm-2", jobId, 7, false); // died before completing it
+            writeCheckpoint(store, real, "jm-3", jobId, 9, true); // resumed from
+            writeCheckpoint(store, real, "jm-4", jobId, 12, true); // a lineage of its own
+            writeCheckpoint(store, real, "jm-5", jobId, 10, true); // here
+            writeCheckpoint(store, real, "jm-11", jobId, 11, true); // a successor
             writeCheckpoint(
                     store,
                     real,
-                    "jm-f",
+                    "jm-0",
                     "fedcba9876543210fedcba9876543210",
                     2,
                     true); // another job
 
             RetainedCheckpoints.Pruned pruned =
-                    RetainedCheckpoints.prune(store, jobId, 9, List.of("jm-c", "jm-e"));
+                    RetainedCheckpoints.prune(
+                            store, rootUri, jobId, rootUri + "/jm-5/" + jobId + "/chk-10", LOADER);
 
-            assertThat(pruned.incarnations()).containsExactlyInAnyOrder("jm-a", "jm-b");
+            assertThat(pruned.incarnations())
+                    .containsExactlyInAnyOrder("jm-1", "jm-2", "jm-3", "jm-4");
             List<String> left = new ArrayList<>();
             store.list("", o -> left.add(o.key()));
             assertThat(left)
-                    .noneMatch(k -> k.startsWith("jm-a/" + jobId + "/chk-"))
-                    .noneMatch(k -> k.startsWith("jm-b/"))
-                    .contains("jm-a/" + jobId + "/savepoints/savepoint-012345-abc/_metadata")
-                    .anyMatch(k -> k.startsWith("jm-c/" + jobId + "/chk-9/"))
-                    .anyMatch(k -> k.startsWith("jm-d/" + jobId + "/chk-12/"))
-                    .anyMatch(k -> k.startsWith("jm-e/" + jobId + "/chk-10/"))
-                    .anyMatch(k -> k.startsWith("jm-f/"));
-            assertThat(RetainedCheckpoints.newestWhole(store, root.uri().toString(), jobId, LOADER))
-                    .hasValueSatisfying(r -> assertThat(r.checkpointId()).isEqualTo(12));
+                    .noneMatch(k -> k.startsWith("jm-1/" + jobId + "/chk-"))
+                    .noneMatch(k -> k.startsWith("jm-2/") || k.startsWith("jm-3/"))
+                    .noneMatch(k -> k.startsWith("jm-4/"))
+                    .contains("jm-1/" + jobId + "/savepoints/savepoint-012345-abc/_metadata")
+                    .anyMatch(k -> k.startsWith("jm-5/" + jobId + "/chk-10/"))
+                    .anyMatch(k -> k.startsWith("jm-11/" + jobId + "/chk-11/"))
+                    .anyMatch(k -> k.startsWith("jm-0/"));
         }
+    }
+
+    @Test
+    void incarnationsStartInTheOrderOfTheirNames() {
+        assertThat(
+                        List.of(
+                                        "jm-10",
+                                        "jm-9",
+                                        "jm-20261204T211020Z-00aa",
+                                        "jm-20261204T211019Z-ff00")
+                                .stream()
+                                .sorted(RetainedCheckpoints.STARTED)
+                                .toList())
+                .containsExactly(
+                        "jm-9", "jm-10", "jm-20261204T211019Z-ff00", "jm-20261204T211020Z-00aa");
     }
 
     /**

@@ -36,7 +36,11 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Obje
  * <ul>
  *   <li>{@code POST /jars/upload} gives an id naming a file in this JobManager's own upload
  *       directory; {@code DELETE /jars/:id} removes it, or answers 400 if there is none.
- *   <li>{@code POST /jars/:id/run} runs the program on the JobManager: for {@link #runTakes} (a SQL
+ *   <li>{@code POST /jars/:id/run} takes only JarRunRequestBody's fields (Flink 1.20's strict
+ *       mapper answers 400 "Request did not match expected format" to any other, or to an unknown
+ *       restore mode); each body is kept, with the restore mode Flink would apply: the body's
+ *       {@code restoreMode} (or {@code claimMode}), else the cluster's ({@link
+ *       #clusterRestoreMode}). It runs the program on the JobManager: for {@link #runTakes} (a SQL
  *       script compiles there), whether or not the client still listens, and then the job exists
  *       under the requested {@code jobId}, RUNNING, and the run answers with it. A run of an id it
  *       has no file for answers 500 with the text a real JobManager gave (recorded from the local
@@ -53,11 +57,29 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Obje
 public final class StandInJobManager implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** JarRunRequestBody's fields (Flink 1.20); its strict mapper refuses any other. */
+    private static final Set<String> RUN_FIELDS =
+            Set.of(
+                    "entryClass",
+                    "programArgs",
+                    "programArgsList",
+                    "parallelism",
+                    "jobId",
+                    "allowNonRestoredState",
+                    "savepointPath",
+                    "restoreMode",
+                    "claimMode",
+                    "flinkConfiguration");
+
+    private static final Set<String> RESTORE_MODES = Set.of("CLAIM", "NO_CLAIM", "LEGACY");
+
     private final HttpServer server;
     private final ExecutorService requests = Executors.newCachedThreadPool();
     private final ScheduledExecutorService tasks = Executors.newSingleThreadScheduledExecutor();
     private final List<String> uploads = new ArrayList<>();
     private final List<String> runs = new ArrayList<>();
+    private final List<JsonNode> runBodies = new ArrayList<>();
+    private final List<String> restoreModes = new ArrayList<>();
     private final Map<String, String> jobs = new LinkedHashMap<>();
     private final Map<String, String> config = new LinkedHashMap<>();
     private final CountDownLatch runRequested = new CountDownLatch(1);
@@ -67,6 +89,10 @@ public final class StandInJobManager implements AutoCloseable {
     private Duration runTakes = Duration.ZERO;
     private Duration cancelTakes = Duration.ofMillis(200);
     private Path jobLog;
+
+    /** The cluster's execution.state-recovery.claim-mode: Flink's default is NO_CLAIM. */
+    private String clusterRestoreMode = "NO_CLAIM";
+
     private int incarnation = 1;
     private Set<String> jars = new HashSet<>();
 
@@ -109,6 +135,14 @@ public final class StandInJobManager implements AutoCloseable {
         cancelTakes = duration;
     }
 
+    /**
+     * The cluster's execution.state-recovery.claim-mode, which Flink applies to a run from a
+     * checkpoint or savepoint that names no restore mode.
+     */
+    public synchronized void clusterRestoreMode(String mode) {
+        clusterRestoreMode = mode;
+    }
+
     public synchronized void config(String key, String value) {
         config.put(key, value);
     }
@@ -129,6 +163,19 @@ public final class StandInJobManager implements AutoCloseable {
     /** The JobManager incarnation each started job ran on, in order. */
     public synchronized List<String> runs() {
         return List.copyOf(runs);
+    }
+
+    /** Each accepted run's request body, in order. */
+    public synchronized List<JsonNode> runBodies() {
+        return List.copyOf(runBodies);
+    }
+
+    /**
+     * The restore mode Flink would apply to each accepted run, in order: "none: no savepointPath"
+     * for a run from no checkpoint or savepoint.
+     */
+    public synchronized List<String> restoreModes() {
+        return List.copyOf(restoreModes);
     }
 
     /** The uploads still on the JobManager. */
@@ -234,6 +281,7 @@ public final class StandInJobManager implements AutoCloseable {
 
     private void run(HttpExchange exchange, String jarId, byte[] body) throws IOException {
         Duration takes;
+        JsonNode request = JSON.readTree(body);
         synchronized (this) {
             if (!jars.contains(jarId)) {
                 answer(
@@ -258,6 +306,23 @@ public final class StandInJobManager implements AutoCloseable {
                                 + " Could not execute application.\\n\\tat ...\"]}");
                 return;
             }
+            List<String> fields = new ArrayList<>();
+            request.fieldNames().forEachRemaining(fields::add);
+            String mode = request.path("restoreMode").asText(request.path("claimMode").asText(""));
+            if (!RUN_FIELDS.containsAll(fields)
+                    || !(mode.isEmpty() || RESTORE_MODES.contains(mode))) {
+                answer(
+                        exchange,
+                        400,
+                        "{\"errors\":[\"Bad request received. Request did not match"
+                                + " expected format JarRunRequestBody.\"]}");
+                return;
+            }
+            runBodies.add(request);
+            restoreModes.add(
+                    !request.hasNonNull("savepointPath")
+                            ? "none: no savepointPath"
+                            : mode.isEmpty() ? clusterRestoreMode : mode);
             takes = runTakes;
         }
         runRequested.countDown();
@@ -267,7 +332,6 @@ public final class StandInJobManager implements AutoCloseable {
             Thread.currentThread().interrupt();
             return; // closed
         }
-        JsonNode request = JSON.readTree(body);
         String jobId =
                 request.hasNonNull("jobId")
                         ? request.path("jobId").asText()

@@ -164,6 +164,23 @@ class OrdersPipelineITCase {
         assertThat(counter(second.getJobID(), "partsDivergent")).isZero();
     }
 
+    /**
+     * A team that sets {@code pipeline.auto-generate-uids: false} has the planner name its
+     * operators ({@code table.exec.uid.generation}); the table's own operators are named after it.
+     */
+    @Test
+    void theExampleRunsWithoutGeneratedUids() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        String sql =
+                "SET 'pipeline.auto-generate-uids' = 'false';\n"
+                        + "SET 'table.exec.uid.generation' = 'ALWAYS';\n"
+                        + script(store, EXAMPLE.resolve("orders.jsonl"), 1);
+
+        start(sql, null).getJobExecutionResult().get(3, TimeUnit.MINUTES);
+
+        assertOnePartPerWindowAndBucket(store, 1, reference(0, 6));
+    }
+
     @Test
     void twoInstancesAtOnceLeaveOneObjectPerPart() throws Exception {
         StoreSpec store = StoreKind.S3_MULTIPART.fresh();
