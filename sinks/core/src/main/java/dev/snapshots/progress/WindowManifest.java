@@ -6,6 +6,7 @@ import dev.snapshots.progress.Progress.ManifestSpan;
 import dev.snapshots.progress.Progress.PartEntry;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.type.TypeReference;
@@ -113,8 +114,12 @@ public final class WindowManifest {
         // allOf completes once every write has ended, failed or not: none is still under way
         // when the pointer moves or the update fails.
         try {
-            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
-        } catch (CompletionException e) {
+            // get, not join: a cancelled pointer task interrupts its update here.
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while writing window manifests");
+        } catch (ExecutionException e) {
             Throwable cause =
                     e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
             throw cause instanceof IOException io

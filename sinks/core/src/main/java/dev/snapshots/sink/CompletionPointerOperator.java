@@ -1,15 +1,30 @@
 package dev.snapshots.sink;
 
 import dev.snapshots.store.ObjectStore;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.function.ThrowingRunnable;
 
 /**
  * The sink's post-commit task, one for the whole sink: moves the completion pointer by what every
  * committer subtask published ({@link PointerRecorder}). Stateless, as Flink asks of a post-commit
  * topology: after a restart it hears every subtask's mark again at the next checkpoint.
+ *
+ * <p>The store I/O runs on a thread of its own, one update at a time: a slow store (retries with
+ * pauses of seconds, an outage) must not hold the task's mailbox, or every checkpoint barrier, and
+ * so every commit, would wait for the pointer. The update's outcome comes back through the mailbox,
+ * where the recorder's memory lives; messages that arrive meanwhile are held for the next update. A
+ * cancel interrupts the update, and so does the end of a bounded run, which does not wait for it:
+ * the committers have recorded the end of input themselves by then (see {@link SnapshotCommitter}).
  */
 final class CompletionPointerOperator extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<CommittableMessage<SnapshotCommittable>, Void> {
@@ -20,6 +35,11 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
     private final SnapshotSinkConfig<?> config;
     private transient ObjectStore store;
     private transient PointerRecorder recorder;
+    private transient ExecutorService updates;
+    private transient MailboxExecutor mailbox;
+
+    /** The update being written, or null. */
+    private transient Future<?> inFlight;
 
     CompletionPointerOperator(SnapshotSinkConfig<?> config) {
         this.config = config;
@@ -34,18 +54,72 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
                         config,
                         store,
                         getMetricGroup(),
-                        getMetricGroup().counter("storeRetries"),
+                        // Counted on the update thread.
+                        getMetricGroup().counter("storeRetries", new ThreadSafeSimpleCounter()),
                         false);
+        updates =
+                Executors.newSingleThreadExecutor(
+                        r -> {
+                            Thread t = new Thread(r, "completion-pointer-" + config.sinkUid());
+                            t.setDaemon(true);
+                            return t;
+                        });
+        mailbox =
+                getContainingTask()
+                        .getMailboxExecutorFactory()
+                        .createExecutor(getOperatorConfig().getChainIndex());
     }
 
     @Override
-    public void processElement(StreamRecord<CommittableMessage<SnapshotCommittable>> element)
-            throws Exception {
-        recorder.accept(element.getValue());
+    public void processElement(StreamRecord<CommittableMessage<SnapshotCommittable>> element) {
+        if (recorder.take(element.getValue())) {
+            startUpdate();
+        }
+    }
+
+    /** Starts the update what is held calls for, unless one is under way: its landing will. */
+    private void startUpdate() {
+        if (inFlight == null) {
+            recorder.due().ifPresent(update -> inFlight = updates.submit(() -> write(update)));
+        }
+    }
+
+    /** On the update thread: writes, then hands the outcome to the mailbox. */
+    private void write(PointerRecorder.Update update) {
+        try {
+            Optional<Long> through = recorder.write(update);
+            handBack(
+                    () -> {
+                        recorder.recorded(update, through);
+                        startUpdate(); // for what arrived while this one was written
+                    },
+                    "completion pointer updated");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // cancelled: the task is closing
+        } catch (Exception e) {
+            // The next whole batch tries again, as a synchronous update would have.
+            handBack(() -> recorder.failed(update, e), "completion pointer update failed");
+        }
+    }
+
+    private void handBack(ThrowingRunnable<Exception> outcome, String what) {
+        try {
+            mailbox.execute(
+                    () -> {
+                        inFlight = null;
+                        outcome.run();
+                    },
+                    what);
+        } catch (RejectedExecutionException closing) {
+            // The task is closing: nothing is left to hand the outcome to.
+        }
     }
 
     @Override
     public void close() throws Exception {
+        if (updates != null) {
+            updates.shutdownNow();
+        }
         if (recorder != null) {
             recorder.close();
         }

@@ -84,7 +84,7 @@ public final class PointerRecorder implements AutoCloseable {
     private final Map<String, Long> recordedBound = new HashMap<>();
 
     /** Committables still to come of each committer subtask's batch, after its summary. */
-    private final Map<Batch, Integer> due = new HashMap<>();
+    private final Map<Batch, Integer> outstanding = new HashMap<>();
 
     private volatile long completeThrough;
     private final Counter retries;
@@ -118,16 +118,25 @@ public final class PointerRecorder implements AutoCloseable {
         this.progressFailures = metrics.counter("progressFailures");
     }
 
-    /**
-     * One message of the committers' post-commit stream: each subtask's summary of a checkpoint,
-     * then the committables it published. When a subtask's batch is whole, {@link #record}.
-     */
+    /** {@link #take}, then {@link #record} when a batch is whole: in the caller's thread. */
     public void accept(CommittableMessage<SnapshotCommittable> message)
             throws IOException, InterruptedException {
+        if (take(message)) {
+            record();
+        }
+    }
+
+    /**
+     * Holds one message of the committers' post-commit stream: each subtask's summary of a
+     * checkpoint, then the committables it published.
+     *
+     * @return whether a subtask's batch is now whole, so an update may be {@link #due}
+     */
+    public boolean take(CommittableMessage<SnapshotCommittable> message) {
         Batch batch;
         if (message instanceof CommittableSummary<SnapshotCommittable> summary) {
             batch = new Batch(summary.getCheckpointIdOrEOI(), summary.getSubtaskId());
-            due.merge(batch, summary.getNumberOfCommittables(), Integer::sum);
+            outstanding.merge(batch, summary.getNumberOfCommittables(), Integer::sum);
         } else {
             CommittableWithLineage<SnapshotCommittable> published =
                     (CommittableWithLineage<SnapshotCommittable>) message;
@@ -138,12 +147,13 @@ public final class PointerRecorder implements AutoCloseable {
             } else {
                 part(c, c.fingerprint(), c.rowCount());
             }
-            due.merge(batch, -1, Integer::sum);
+            outstanding.merge(batch, -1, Integer::sum);
         }
-        if (due.get(batch) <= 0) {
-            due.remove(batch);
-            record();
+        if (outstanding.get(batch) <= 0) {
+            outstanding.remove(batch);
+            return true;
         }
+        return false;
     }
 
     /**
@@ -207,18 +217,48 @@ public final class PointerRecorder implements AutoCloseable {
 
     /**
      * Writes the pointer if what is held completes a window (some run's every subtask is past a
-     * window it was not past when last recorded) or carries the end of input; else nothing.
+     * window it was not past when last recorded) or carries the end of input; else nothing. In the
+     * caller's thread: {@link #due}, {@link #write}, then {@link #recorded} or {@link #failed}.
      */
     void record() throws IOException, InterruptedException {
+        Optional<Update> update = due();
+        if (update.isEmpty()) {
+            return;
+        }
+        Optional<Long> through;
+        try {
+            through = write(update.get());
+        } catch (IOException | RuntimeException e) {
+            failed(update.get(), e);
+            return;
+        }
+        recorded(update.get(), through);
+    }
+
+    /**
+     * What one pointer update writes: the marks and parts held when it was taken, and the bounds
+     * their runs proved then.
+     */
+    public record Update(
+            Map<String, SnapshotCommittable> taken,
+            List<CompletionPointer.Mark> marks,
+            List<CompletionPointer.PublishedPart> parts,
+            Map<String, Long> bounds,
+            boolean endOfInput,
+            long startedNanos) {}
+
+    /**
+     * The update what is held calls for: when it completes a window or carries the end of input.
+     * Otherwise empty, and the parts keep waiting here, within the bound.
+     */
+    public Optional<Update> due() {
         boolean endOfInput =
                 unrecordedMarks.values().stream().anyMatch(m -> m.watermark() == Long.MAX_VALUE);
         if (!endOfInput
                 && committedThrough.keySet().stream()
                         .noneMatch(r -> bound(r) > recordedBound.getOrDefault(r, Long.MIN_VALUE))) {
-            // Nothing completes while a window stays open: the parts wait here, but not without
-            // bound.
             forgetBeyondBound();
-            return;
+            return Optional.empty();
         }
         // Each with the newest window published so far, which a batch's mark may precede.
         List<CompletionPointer.Mark> marks =
@@ -232,44 +272,73 @@ public final class PointerRecorder implements AutoCloseable {
                                                 m.watermark(),
                                                 lastWindowEnd))
                         .toList();
-        List<CompletionPointer.PublishedPart> parts = List.copyOf(unrecordedParts);
-        long started = System.nanoTime();
-        try {
-            Optional<Long> through =
-                    backoff.run(
-                            retries,
-                            "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                            () -> pointer.record(marks, parts));
-            through.ifPresent(t -> completeThrough = t);
-            committedThrough.keySet().forEach(r -> recordedBound.put(r, bound(r)));
-            unrecordedMarks.clear();
-            unrecordedParts.clear();
-            pointerMillis.update((System.nanoTime() - started) / 1_000_000);
-        } catch (IOException | RuntimeException e) {
-            progressFailures.inc();
-            if (endOfInput
-                    && mustLandEndOfInput
-                    && !(e instanceof CompletionPointer.ProgressException)) {
-                // No later commit comes to try again: fail this one, so Flink retries it from the
-                // checkpoint, or the bounded run fails for everyone to see. Not for a pointer this
-                // release must leave alone (unreadable, a newer release's): every retry would meet
-                // it again, and the run would never end.
-                throw new IOException(
-                        "the last update of the completion pointer of "
-                                + scope.pipeline()
-                                + " v"
-                                + scope.jobVersion()
-                                + " (end of input) could not be recorded; its parts are published",
-                        e);
-            }
-            forgetBeyondBound();
-            LOG.error(
-                    "Parts are published, but the completion pointer of {} v{} could not be updated: {}."
-                            + " It is tried again with the next window; until then readers see it behind.",
-                    scope.pipeline(),
-                    scope.jobVersion(),
-                    e.toString());
+        Map<String, Long> bounds = new HashMap<>();
+        committedThrough.keySet().forEach(r -> bounds.put(r, bound(r)));
+        return Optional.of(
+                new Update(
+                        new HashMap<>(unrecordedMarks),
+                        marks,
+                        List.copyOf(unrecordedParts),
+                        bounds,
+                        endOfInput,
+                        System.nanoTime()));
+    }
+
+    /**
+     * Writes {@code update} to the store, with the sink's retries: the pointer task's update thread
+     * calls it, one update at a time, while its mailbox goes on taking what committers send.
+     *
+     * @return how far windows are complete now, if the pointer is readable
+     */
+    public Optional<Long> write(Update update) throws IOException, InterruptedException {
+        return backoff.run(
+                retries,
+                "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
+                () -> pointer.record(update.marks(), update.parts()));
+    }
+
+    /**
+     * {@code update} landed: what it wrote is no longer held; what arrived while it was written is.
+     * Until the next {@link #due}, parts are only added, so the update's are the oldest.
+     */
+    public void recorded(Update update, Optional<Long> through) {
+        through.ifPresent(t -> completeThrough = t);
+        recordedBound.putAll(update.bounds());
+        unrecordedMarks.entrySet().removeIf(e -> update.taken().get(e.getKey()) == e.getValue());
+        unrecordedParts.subList(0, update.parts().size()).clear();
+        pointerMillis.update((System.nanoTime() - update.startedNanos()) / 1_000_000);
+    }
+
+    /**
+     * {@code update} failed: counted and logged; what it held stays for the next window's update.
+     *
+     * @throws IOException for the end of input of a recorder that {@code mustLandEndOfInput}, when
+     *     the store failed
+     */
+    public void failed(Update update, Exception e) throws IOException {
+        progressFailures.inc();
+        if (update.endOfInput()
+                && mustLandEndOfInput
+                && !(e instanceof CompletionPointer.ProgressException)) {
+            // No later commit comes to try again: fail this one, so Flink retries it from the
+            // checkpoint, or the bounded run fails for everyone to see. Not for a pointer this
+            // release must leave alone (unreadable, a newer release's): every retry would meet
+            // it again, and the run would never end.
+            throw new IOException(
+                    "the last update of the completion pointer of "
+                            + scope.pipeline()
+                            + " v"
+                            + scope.jobVersion()
+                            + " (end of input) could not be recorded; its parts are published",
+                    e);
         }
+        forgetBeyondBound();
+        LOG.error(
+                "Parts are published, but the completion pointer of {} v{} could not be updated: {}."
+                        + " It is tried again with the next window; until then readers see it behind.",
+                scope.pipeline(),
+                scope.jobVersion(),
+                e.toString());
     }
 
     /** How many published parts wait for their window to complete. */

@@ -19,8 +19,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.annotation.PublicEvolving;
 
@@ -116,6 +118,10 @@ public final class FaultProxy implements AutoCloseable {
     private String forcedRequest; // failOneRequest's request, once it came: method and URI
     private volatile Runnable beforeForcedReply = () -> {};
     private volatile boolean stripConditions;
+    private volatile String delayedWrites; // a part of the path of PUTs to hold, or null
+    private volatile long delayedWritesMillis;
+    private volatile CountDownLatch delayedWritesReleased = new CountDownLatch(0);
+    private final AtomicInteger delayed = new AtomicInteger();
 
     public FaultProxy(String target, long seed) throws IOException {
         this.target = target;
@@ -223,7 +229,26 @@ public final class FaultProxy implements AutoCloseable {
     public FaultProxy heal() {
         rate = 0;
         outageUntilNanos = 0;
+        delayedWrites = null;
+        delayedWritesReleased.countDown();
         return this;
+    }
+
+    /**
+     * Holds each PUT whose path contains {@code pathPart} for {@code delay}, or until {@link
+     * #heal}, before forwarding it: a store slow for one kind of object only (the completion
+     * pointer's log, say).
+     */
+    public FaultProxy delayWrites(String pathPart, Duration delay) {
+        delayedWritesReleased = new CountDownLatch(1);
+        delayedWritesMillis = delay.toMillis();
+        delayedWrites = pathPart;
+        return this;
+    }
+
+    /** How many PUTs {@link #delayWrites} held. */
+    public int delayed() {
+        return delayed.get();
     }
 
     public int injected(Fault fault) {
@@ -255,6 +280,13 @@ public final class FaultProxy implements AutoCloseable {
     private void serve(HttpExchange exchange) throws IOException {
         try (exchange) {
             byte[] body = exchange.getRequestBody().readAllBytes();
+            String held = delayedWrites;
+            if (held != null
+                    && exchange.getRequestMethod().equals("PUT")
+                    && exchange.getRequestURI().getPath().contains(held)) {
+                delayed.incrementAndGet();
+                delayedWritesReleased.await(delayedWritesMillis, TimeUnit.MILLISECONDS);
+            }
             if (System.nanoTime() < outageUntilNanos) {
                 injected.get(Fault.SLOW_DOWN_503).incrementAndGet();
                 error(exchange, Fault.SLOW_DOWN_503);

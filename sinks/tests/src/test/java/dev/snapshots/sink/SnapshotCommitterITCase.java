@@ -312,42 +312,37 @@ class SnapshotCommitterITCase {
 
     /**
      * A bounded run's last commit carries the end-of-input mark, and no commit comes after it to
-     * try the pointer again: a failed update fails that commit, so Flink retries it from the
-     * checkpoint (the part collapses then) until the pointer takes it.
+     * try the pointer again: an update the store fails fails that commit, so Flink retries it from
+     * the checkpoint until the pointer takes it. The mark alone brings the pointer to the run's
+     * last window, published by an earlier commit.
      */
     @Test
     void theLastUpdateOfABoundedRunFailsItsCommitUntilItLands() throws Exception {
-        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
-        String pointer = ObjectKeys.progressKey(PartKind.SNAPSHOT, "readings", 1);
-        try (ObjectStore store = spec.open();
-                SnapshotCommitter committer = committer(spec, new CountingMetricGroup())) {
-            store.putIfAbsent(pointer, "{not json".getBytes(StandardCharsets.UTF_8), Map.of());
+        StoreSpec direct = StoreKind.S3_INLINE.fresh();
+        try (FaultProxy proxy = new FaultProxy(S3ProxyServer.get().endpoint(), 6);
+                ObjectStore store = direct.open()) {
+            StoreSpec viaProxy =
+                    StoreSpec.parse(direct.uri().toString()).withEndpoint(proxy.endpoint());
             SnapshotCommittable part =
-                    part(
-                            store,
-                            StoreKind.FILESYSTEM,
-                            "job-a",
-                            new KeyTotal("dev-1", WINDOW, 2, 10));
+                    part(store, StoreKind.S3_INLINE, "job-a", new KeyTotal("dev-1", WINDOW, 2, 10));
             SnapshotCommittable last =
                     SnapshotCommittable.mark(
                             new SnapshotCommittable.Run("readings", 1, PartKind.SNAPSHOT, "r"),
                             0,
                             1,
-                            Long.MAX_VALUE);
+                            Long.MAX_VALUE,
+                            WINDOW + 300_000L);
+            try (SnapshotCommitter committer = committer(viaProxy, new CountingMetricGroup())) {
+                commit(committer, part);
+                proxy.outage(Duration.ofMinutes(1));
+                assertThatThrownBy(() -> committer.commit(List.of(new TestCommitRequest<>(last))))
+                        .hasMessageContaining("end of input");
+            }
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1)).isEmpty();
 
-            assertThatThrownBy(
-                            () ->
-                                    committer.commit(
-                                            List.of(
-                                                    new TestCommitRequest<>(part),
-                                                    new TestCommitRequest<>(last))))
-                    .hasMessageContaining("end of input");
-            assertThat(store.head(part.key())).as("the part is published all the same").isPresent();
-
-            store.delete(pointer);
-            try (SnapshotCommitter retried = committer(spec, new CountingMetricGroup())) {
-                retried.commit(
-                        List.of(new TestCommitRequest<>(part), new TestCommitRequest<>(last)));
+            proxy.heal();
+            try (SnapshotCommitter retried = committer(viaProxy, new CountingMetricGroup())) {
+                retried.commit(List.of(new TestCommitRequest<>(last)));
             }
             assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
                     .contains(WINDOW + 300_000L);
