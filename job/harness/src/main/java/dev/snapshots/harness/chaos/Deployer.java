@@ -22,10 +22,8 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -491,8 +489,12 @@ final class Deployer {
         double sideBySide = Math.round((producer.windowsProduced() - o.from()) * 10) / 10.0;
         String serving = cluster.currentJobManager();
         String waiting = o.beside(serving);
-        Optional<String> resumedBeside = said(entrypoints.get(waiting));
-        if (resumedBeside.isPresent() && !replacementsInOverlap.contains(waiting)) {
+        // Asked of the JobManager: a submit that has resumed the job returns only once the job has
+        // checkpointed, and one without TaskManagers never does (seed 13's replacement ran it 20 s
+        // while its submit still waited for that).
+        boolean resumedBeside =
+                new FlinkRest(cluster.jobManagerRest(waiting)).unfinishedJobs().contains(jobId);
+        if (resumedBeside && !replacementsInOverlap.contains(waiting)) {
             // The submit's quiet wait (three checkpoint intervals, at least 10 s) is all that
             // tells a job restarting after a TaskManager's loss from one that has stopped.
             report.violation(
@@ -504,8 +506,8 @@ final class Deployer {
                                     ? " (a TaskManager was killed meanwhile: its job's restart may have"
                                             + " outlasted the submit's quiet wait)"
                                     : "")
-                            + ": "
-                            + resumedBeside.get());
+                            + ": it runs job "
+                            + jobId);
         }
         long at = System.currentTimeMillis();
         stopEntrypoint(o.old());
@@ -526,12 +528,16 @@ final class Deployer {
                             + jobId);
         }
         entrypoints.remove(o.successor());
+        // Or resumed between that question and its stop, which cancelled it.
+        resumedBeside |=
+                waiting.equals(o.old())
+                        && released.toString(StandardCharsets.UTF_8).contains("cancelled");
         // A replacement whose submit resumed the job beside the one that had taken it over, before
         // that one's job checkpointed: two jobs until the old one's stop, one without TaskManagers
         // (the address names the other). Cancelled with the old one, or on the successor resumed
         // from an older checkpoint, which republishes windows that collapse.
         String beside =
-                resumedBeside.isEmpty()
+                !resumedBeside
                         ? "none"
                         : waiting
                                 + " resumed the job beside "
@@ -550,7 +556,7 @@ final class Deployer {
                 serving.equals(o.old()) ? "resumed" : "already ran",
                 resumedFrom(said),
                 (recovered - at) / 1000.0,
-                resumedBeside.isPresent() ? "; " + beside : "");
+                resumedBeside ? "; " + beside : "");
         report.put(
                 "jobManagerOverlap",
                 ordered(
@@ -589,18 +595,6 @@ final class Deployer {
         Entrypoint e = entrypoints.remove(jobManager);
         if (e != null) {
             e.stop();
-        }
-    }
-
-    /** What an entrypoint's submit said, once it has resumed the job; empty while it waits. */
-    private static Optional<String> said(Entrypoint e) throws InterruptedException {
-        if (e == null || !e.submit().isDone() || e.submit().isCancelled()) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(e.submit().get());
-        } catch (ExecutionException failed) {
-            return Optional.of("its submit failed: " + failed.getCause());
         }
     }
 
