@@ -176,7 +176,8 @@ final class ChaosPlan {
      * Kill moments at random; the overlap early, the rolling update between the overlap and the
      * end, the JobManager overlap after it. A JobManager is killed at a random moment outside the
      * instances' overlap: its replacement resumes the job under its fixed id, which the second
-     * instance does not have.
+     * instance does not have. One may fall inside the JobManager overlap, as an old task dies
+     * during a deployment at 200 %: the JobManager waiting beside it takes the job over.
      */
     List<Action> actions(Random random) {
         List<Action> plan = new ArrayList<>();
