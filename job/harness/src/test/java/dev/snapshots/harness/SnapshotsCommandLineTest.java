@@ -36,7 +36,7 @@ class SnapshotsCommandLineTest {
                 "run --window 5m | --store is required",
                 "inspect | STORE_URI is required",
                 "audit file:///tmp/x --colour blue | unknown flag --colour",
-                "chaos --windows 8 --overlap 3 | --windows must be between --overlap + --catch-up + --jobmanager-overlap + 6 (12",
+                "chaos --windows 8 --overlap 3 | --windows must be between 12 (",
                 "chaos --shards 0 | --shards must be a whole number >= 1",
                 "chaos --s3-faults lots | --s3-faults must be a fraction between 0 and 0.5, got 'lots'",
                 "chaos --kills -1 | --kills must be a whole number >= 0",

@@ -156,9 +156,15 @@ final class ChaosPage {
                             + fmt(w)
                             + ", replaced by "
                             + k.path("replacement").asText()
-                            + (k.has("resumedFrom")
-                                    ? ", which resumed from " + k.path("resumedFrom").asText()
-                                    : "")
+                            + (!k.has("resumedFrom")
+                                    ? ""
+                                    : (k.has("takenOverBy")
+                                                    ? "; "
+                                                            + k.path("takenOverBy").asText()
+                                                            + ", waiting beside it,"
+                                                    : ", which")
+                                            + " resumed from "
+                                            + k.path("resumedFrom").asText())
                             + "; recovered in "
                             + fmt(recovery)
                             + " s");
@@ -181,7 +187,9 @@ final class ChaosPage {
                             + jm.path("old").asText()
                             + " for "
                             + fmt(jm.path("windowsSideBySide").asDouble())
-                            + " windows, then the first stopped and the second resumed the job; recovered in "
+                            + " windows, then the first stopped; the second took the job over "
+                            + jm.path("takenOver").asText("when the first stopped")
+                            + "; recovered in "
                             + fmt(jm.path("recoverySeconds").asDouble())
                             + " s");
         }

@@ -93,12 +93,16 @@ final class ChaosPlan {
                     "--s3-faults must be a fraction between 0 and 0.5, got " + faultRate);
         }
         int least = overlap + catchUp + jobManagerOverlap + 6;
+        while (!fits(least, overlap, catchUp, jobManagerOverlap)) {
+            least++;
+        }
         if (windows < least || windows > 1000) {
             throw new IllegalArgumentException(
-                    "--windows must be between --overlap + --catch-up + --jobmanager-overlap + 6 ("
+                    "--windows must be between "
                             + least
-                            + ": a start, the catch-up, the overlaps, a rolling update and a tail) and 1000,"
-                            + " got "
+                            + " (a start, the catch-up, the overlap, a rolling update, the JobManager overlap"
+                            + " after it and a tail: at least --overlap + --catch-up + --jobmanager-overlap + 6)"
+                            + " and 1000, got "
                             + windows);
         }
         this.outageSeconds = positive("s3-outage", 0);
@@ -172,11 +176,12 @@ final class ChaosPlan {
      * Kill moments at random; the overlap early, the rolling update between the overlap and the
      * end, the JobManager overlap after it. A JobManager is killed at a random moment outside the
      * instances' overlap: its replacement resumes the job under its fixed id, which the second
-     * instance does not have.
+     * instance does not have. One may fall inside the JobManager overlap, as an old task dies
+     * during a deployment at 200 %: the JobManager waiting beside it takes the job over.
      */
     List<Action> actions(Random random) {
         List<Action> plan = new ArrayList<>();
-        int overlapStart = catchUp + Math.max(1, (windows - overlap - catchUp) / 6);
+        int overlapStart = overlapStart(windows, overlap, catchUp);
         int overlapEnd = overlapStart + overlap;
         if (overlap > 0) {
             if (catchUp > 0) {
@@ -185,10 +190,10 @@ final class ChaosPlan {
             plan.add(new Action(overlapStart, 0.5, "overlap-start"));
             plan.add(new Action(overlapEnd, 0.5, "overlap-end"));
         }
-        int rollingUpdate = overlapEnd + Math.max(1, (windows - overlapEnd) / 2);
+        int rollingUpdate = rollingUpdate(windows, overlap, catchUp);
         plan.add(new Action(rollingUpdate, 0.5, "rolling-update"));
         if (jobManagerOverlap > 0) {
-            int from = Math.min(rollingUpdate + 1, windows - jobManagerOverlap - 1);
+            int from = rollingUpdate + 1;
             plan.add(new Action(from, 0.7, "jobmanager-overlap-start"));
             plan.add(new Action(from + jobManagerOverlap, 0.7, "jobmanager-overlap-end"));
         }
@@ -222,6 +227,29 @@ final class ChaosPlan {
         }
         plan.sort(Comparator.comparingInt(Action::window).thenComparingDouble(Action::at));
         return plan;
+    }
+
+    private static int overlapStart(int windows, int overlap, int catchUp) {
+        return catchUp + Math.max(1, (windows - overlap - catchUp) / 6);
+    }
+
+    private static int rollingUpdate(int windows, int overlap, int catchUp) {
+        int overlapEnd = overlapStart(windows, overlap, catchUp) + overlap;
+        return overlapEnd + Math.max(1, (windows - overlapEnd) / 2);
+    }
+
+    /**
+     * Whether the JobManager overlap fits whole between the rolling update and the last window. A
+     * long one once started before the rolling update and the outage, which then ran inside it: the
+     * successor's submit would resume the job the update had stopped, or that the outage held
+     * still.
+     */
+    private static boolean fits(int windows, int overlap, int catchUp, int jobManagerOverlap) {
+        int last = rollingUpdate(windows, overlap, catchUp);
+        if (jobManagerOverlap > 0) {
+            last += 1 + jobManagerOverlap;
+        }
+        return last <= windows - 1;
     }
 
     /** The records produced by the moment of {@code action}. */

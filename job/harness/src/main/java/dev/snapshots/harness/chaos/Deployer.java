@@ -18,6 +18,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -71,11 +73,64 @@ final class Deployer {
 
     private double overlapFrom;
 
-    /** A second JobManager that waits beside the first, and its submit, running. */
-    private record JobManagerOverlap(
-            String old, String successor, FutureTask<String> takeover, double from, long since) {}
+    /**
+     * A deployment of the JobManager service at 200 %: the old deployment's JobManager and the new
+     * one's side by side until the old one is stopped. The address names the one that serves the
+     * job; the other waits, its entrypoint's submit running. A JobManager killed meanwhile is
+     * replaced in its role, as ECS may start a task for a dead one while the deployment is under
+     * way; the deployment's end stops the old role's JobManager whichever it is by then.
+     */
+    record JobManagerOverlap(String old, String successor, double from, long since) {
+        /** The JobManager beside {@code serving}: the one that takes the job over if it dies. */
+        String beside(String serving) {
+            if (serving.equals(old)) {
+                return successor;
+            }
+            if (serving.equals(successor)) {
+                return old;
+            }
+            throw new IllegalStateException(
+                    serving + " is neither " + old + " nor " + successor + " of the overlap");
+        }
+
+        /** The overlap once {@code killed} has been replaced by {@code replacement}. */
+        JobManagerOverlap replace(String killed, String replacement) {
+            beside(killed); // one of the two
+            return killed.equals(old)
+                    ? new JobManagerOverlap(replacement, successor, from, since)
+                    : new JobManagerOverlap(old, replacement, from, since);
+        }
+    }
 
     private JobManagerOverlap jobManagerOverlap;
+
+    /**
+     * A JobManager's entrypoint: its submit, in the background as the image runs it. The submit of
+     * a JobManager started beside a running job waits until that job's checkpoints stop.
+     */
+    private record Entrypoint(FutureTask<String> submit, Thread thread) {
+        /**
+         * What the entrypoint's SIGTERM handler does first, and what dies with a SIGKILLed task:
+         * the submit ends, if it still runs.
+         */
+        void stop() throws InterruptedException {
+            submit.cancel(true);
+            thread.join(Duration.ofMinutes(1).toMillis());
+        }
+    }
+
+    /** The entrypoints whose submit started in the background, by JobManager. */
+    private final Map<String, Entrypoint> entrypoints = new HashMap<>();
+
+    /**
+     * JobManagers started in place of one killed beside another: their submit may resume the job
+     * while the other's resumed job has not checkpointed yet (its restore outlasts the quiet wait),
+     * which is not a fault of the deployment.
+     */
+    private final Set<String> replacementsInOverlap = new HashSet<>();
+
+    /** When the kill thread last SIGKILLed a TaskManager, for the main thread's verdicts. */
+    private volatile long lastTaskManagerKill;
 
     Deployer(
             ChaosPlan plan,
@@ -127,6 +182,7 @@ final class Deployer {
                     Predicate<String> interrupted = runningNow();
                     long at = System.currentTimeMillis();
                     cluster.kill(victim);
+                    lastTaskManagerKill = at;
                     String replacement = "taskmanager-" + nextTaskManager;
                     cluster.startTaskManager(nextTaskManager++);
                     double window = producer.windowsProduced();
@@ -326,6 +382,10 @@ final class Deployer {
      * entrypoint resumes the job. The stream goes on meanwhile, as Kinesis would.
      */
     private void killJobManager() throws Exception {
+        if (jobManagerOverlap != null) {
+            killJobManagerBesideAnother();
+            return;
+        }
         long at = System.currentTimeMillis();
         double window = producer.windowsProduced();
         String old = cluster.currentJobManager();
@@ -353,31 +413,72 @@ final class Deployer {
     }
 
     /**
+     * The JobManager that runs the job SIGKILLed during a deployment at 200 % (on ECS, the old task
+     * dying while the new one waits beside it): the one waiting beside takes the job over, its
+     * submit having seen the checkpoints stop, and the address names it at once, as service
+     * discovery drops a dead task. A replacement starts in the dead one's role, its submit in the
+     * background, waiting while the job checkpoints on the other; the deployment's end stops the
+     * old role's JobManager. Handled as a kill outside the overlap (seed 13), the replacement took
+     * the address and the job, and the overlap's end then stopped a JobManager already dead
+     * (ConnectException) and handed the address to the one that had waited, beside the job.
+     */
+    private void killJobManagerBesideAnother() throws Exception {
+        long at = System.currentTimeMillis();
+        double window = producer.windowsProduced();
+        String killed = cluster.currentJobManager();
+        String takesOver = jobManagerOverlap.beside(killed);
+        cluster.kill(killed);
+        stopEntrypoint(killed);
+        cluster.pointAddressAt(takesOver);
+        String replacement = cluster.startJobManager();
+        startEntrypoint(replacement);
+        replacementsInOverlap.add(replacement);
+        jobManagerOverlap = jobManagerOverlap.replace(killed, replacement);
+        progress.say(
+                "at window %.1f: SIGKILL %s during the JobManager overlap; %s, waiting beside it, takes the job over;"
+                        + " started %s in its place, its submit waiting",
+                window, killed, takesOver, replacement);
+        String said = entrypoints.get(takesOver).submit().get(5, TimeUnit.MINUTES);
+        long recovered = awaitRecovery(at);
+        progress.say(
+                "%s resumed the job from %s; recovered %.1f s after the kill of %s",
+                takesOver, resumedFrom(said), (recovered - at) / 1000.0, killed);
+        report.kill(
+                ordered(
+                        "window",
+                        window,
+                        "killed",
+                        killed,
+                        "replacement",
+                        replacement,
+                        "takenOverBy",
+                        takesOver,
+                        "resumedFrom",
+                        resumedFrom(said),
+                        "recoverySeconds",
+                        (recovered - at) / 1000.0));
+    }
+
+    /**
      * A deployment of the JobManager service at 200 %: a second JobManager starts while the first
      * runs the job, and its entrypoint's submit starts at once, in the background.
      */
     private void startSecondJobManager() throws Exception {
         String old = cluster.currentJobManager();
         String successor = cluster.startJobManager();
-        FutureTask<String> takeover = new FutureTask<>(() -> submitOn(successor));
-        Thread entrypoint = new Thread(takeover, successor + "-submit");
-        entrypoint.setDaemon(true);
-        entrypoint.start();
+        startEntrypoint(successor);
         jobManagerOverlap =
                 new JobManagerOverlap(
-                        old,
-                        successor,
-                        takeover,
-                        producer.windowsProduced(),
-                        System.currentTimeMillis());
+                        old, successor, producer.windowsProduced(), System.currentTimeMillis());
         progress.say(
                 "at window %.1f: %s started beside %s, as a deployment at 200 %% does; its submit waits while %s runs the job",
                 jobManagerOverlap.from(), successor, old, old);
     }
 
     /**
-     * After W windows side by side: the successor must not have taken the job over yet. Then the
-     * first one is stopped (SIGTERM), its submit resumes the job, and exactly one job runs.
+     * After W windows side by side: the one waiting must not have taken the job over yet. Then the
+     * old one is stopped (its submit, if it still waits, then SIGTERM), the successor's submit
+     * resumes the job if the successor does not run it already, and exactly one job runs.
      */
     private void retireFirstJobManager() throws Exception {
         JobManagerOverlap o = jobManagerOverlap;
@@ -386,19 +487,36 @@ final class Deployer {
         // (10 s at the chaos checkpoint interval) in which it could wrongly take the job over.
         Thread.sleep(Math.max(0, o.since() + SIDE_BY_SIDE.toMillis() - System.currentTimeMillis()));
         double sideBySide = Math.round((producer.windowsProduced() - o.from()) * 10) / 10.0;
-        if (o.takeover().isDone()) {
+        String serving = cluster.currentJobManager();
+        String waiting = o.beside(serving);
+        // Asked of the JobManager: a submit that has resumed the job returns only once the job has
+        // checkpointed, and one without TaskManagers never does (seed 13's replacement ran it 20 s
+        // while its submit still waited for that).
+        boolean resumedBeside =
+                new FlinkRest(cluster.jobManagerRest(waiting)).unfinishedJobs().contains(jobId);
+        if (resumedBeside && !replacementsInOverlap.contains(waiting)) {
+            // The submit's quiet wait (three checkpoint intervals, at least 10 s) is all that
+            // tells a job restarting after a TaskManager's loss from one that has stopped.
             report.violation(
-                    o.successor()
+                    waiting
                             + " took the job over while "
-                            + o.old()
-                            + " still ran it: "
-                            + o.takeover().get());
+                            + serving
+                            + " still ran it"
+                            + (lastTaskManagerKill > o.since()
+                                    ? " (a TaskManager was killed meanwhile: its job's restart may have"
+                                            + " outlasted the submit's quiet wait)"
+                                    : "")
+                            + ": it runs job "
+                            + jobId);
         }
         long at = System.currentTimeMillis();
+        stopEntrypoint(o.old());
+        ByteArrayOutputStream released = new ByteArrayOutputStream();
         cluster.retireJobManager(
-                o.old(), o.successor(), new PrintStream(OutputStream.nullOutputStream()));
-        String said = o.takeover().get(5, TimeUnit.MINUTES);
+                o.old(), o.successor(), new PrintStream(released, true, StandardCharsets.UTF_8));
+        String said = entrypoints.get(o.successor()).submit().get(5, TimeUnit.MINUTES);
         long recovered = awaitRecovery(at);
+        jobManagerOverlap = null;
         List<String> running = rest.unfinishedJobs();
         if (!running.equals(List.of(jobId))) {
             report.violation(
@@ -409,15 +527,36 @@ final class Deployer {
                             + ", not exactly the job "
                             + jobId);
         }
+        entrypoints.remove(o.successor());
+        // Or resumed between that question and its stop, which cancelled it.
+        resumedBeside |=
+                waiting.equals(o.old())
+                        && released.toString(StandardCharsets.UTF_8).contains("cancelled");
+        // A replacement whose submit resumed the job beside the one that had taken it over, before
+        // that one's job checkpointed: two jobs until the old one's stop, one without TaskManagers
+        // (the address names the other). Cancelled with the old one, or on the successor resumed
+        // from an older checkpoint, which republishes windows that collapse.
+        String beside =
+                !resumedBeside
+                        ? "none"
+                        : waiting
+                                + " resumed the job beside "
+                                + serving
+                                + (waiting.equals(o.old())
+                                        ? "; at its stop: "
+                                                + released.toString(StandardCharsets.UTF_8).trim()
+                                        : "; its job ran on once " + o.old() + " stopped");
         progress.say(
-                "at window %.1f: %s stopped after %.1f windows beside %s, which resumed the job from %s; recovered %.1f s"
-                        + " after the stop",
+                "at window %.1f: %s stopped after %.1f windows beside %s, which %s the job from %s; recovered %.1f s"
+                        + " after the stop%s",
                 producer.windowsProduced(),
                 o.old(),
                 sideBySide,
                 o.successor(),
+                serving.equals(o.old()) ? "resumed" : "already ran",
                 resumedFrom(said),
-                (recovered - at) / 1000.0);
+                (recovered - at) / 1000.0,
+                resumedBeside ? "; " + beside : "");
         report.put(
                 "jobManagerOverlap",
                 ordered(
@@ -429,12 +568,34 @@ final class Deployer {
                         o.old(),
                         "successor",
                         o.successor(),
+                        "takenOver",
+                        serving.equals(o.old())
+                                ? "when " + o.old() + " stopped"
+                                : "when " + serving + "'s predecessor was killed",
                         "successorWaitedSeconds",
                         (at - o.since()) / 1000.0,
                         "resumedFrom",
                         resumedFrom(said),
+                        "resumedBeside",
+                        beside,
                         "recoverySeconds",
                         (recovered - at) / 1000.0));
+    }
+
+    /** Runs {@code jobManager}'s submit in the background, as its entrypoint does. */
+    private void startEntrypoint(String jobManager) {
+        FutureTask<String> submit = new FutureTask<>(() -> submitOn(jobManager));
+        Thread thread = new Thread(submit, jobManager + "-submit");
+        thread.setDaemon(true);
+        thread.start();
+        entrypoints.put(jobManager, new Entrypoint(submit, thread));
+    }
+
+    private void stopEntrypoint(String jobManager) throws InterruptedException {
+        Entrypoint e = entrypoints.remove(jobManager);
+        if (e != null) {
+            e.stop();
+        }
     }
 
     /**
@@ -498,11 +659,14 @@ final class Deployer {
      * The jobs running now: what a TaskManager kill interrupts. A job started after it (an
      * overlap's second instance, catching up from an older savepoint) makes its own start, which
      * seed 23 counted into a kill's recovery (66.3 s, of which the kill's job took 22 s). Any job,
-     * if the JobManager cannot say.
+     * if the JobManager cannot say, or runs none: a JobManager just started in place of another has
+     * not resumed the job yet, and counting none waited for nothing until the timeout (seed 13, a
+     * kill 12 s after a JobManager's).
      */
     private Predicate<String> runningNow() {
         try {
-            return Set.copyOf(rest.unfinishedJobs())::contains;
+            List<String> running = rest.unfinishedJobs();
+            return running.isEmpty() ? id -> true : Set.copyOf(running)::contains;
         } catch (IOException jobManagerAway) {
             return id -> true;
         }

@@ -380,10 +380,9 @@ public final class LocalCluster {
      * with it; resuming them is {@code snapshots submit}'s work on the successor.
      */
     public void retireJobManager(String old, String successor, PrintStream out) throws Exception {
-        int taskManagers = taskManagers();
         pointAddressAt(successor);
         stopJobManager(old, out);
-        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
+        awaitRunningTaskManagers();
     }
 
     /**
@@ -402,14 +401,12 @@ public final class LocalCluster {
      * job is {@code snapshots submit}'s work.
      */
     public void restartJobManager(PrintStream out) throws Exception {
-        int taskManagers = taskManagers();
         String old = currentJobManager();
         kill(old);
         out.println(old + " killed; starting a new JobManager ...");
         String successor = startJobManager();
         pointAddressAt(successor);
-        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
-        out.println(successor + " up, " + taskManagers + " TaskManagers registered");
+        out.println(successor + " up, " + awaitRunningTaskManagers() + " TaskManagers registered");
     }
 
     /**
@@ -417,14 +414,12 @@ public final class LocalCluster {
      * the old one is stopped first, then the new one starts.
      */
     public void rollJobManager(PrintStream out) throws Exception {
-        int taskManagers = taskManagers();
         String old = currentJobManager();
         stopJobManager(old, out);
         out.println(old + " stopped; starting a new JobManager ...");
         String successor = startJobManager();
         pointAddressAt(successor);
-        awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
-        out.println(successor + " up, " + taskManagers + " TaskManagers registered");
+        out.println(successor + " up, " + awaitRunningTaskManagers() + " TaskManagers registered");
     }
 
     private int taskManagers() throws IOException {
@@ -723,17 +718,35 @@ public final class LocalCluster {
     }
 
     void awaitTaskManagers(int n, Duration timeout) throws Exception {
+        awaitTaskManagers(() -> n, timeout);
+    }
+
+    /**
+     * Until the JobManager the address names has as many TaskManagers as run now, counted at every
+     * poll: a chaos run's kill thread may replace one meanwhile, and a count taken before (while
+     * the killed one's file was gone and its replacement's not yet written) was never met.
+     */
+    private int awaitRunningTaskManagers() throws Exception {
+        return awaitTaskManagers(this::taskManagers, Duration.ofSeconds(90));
+    }
+
+    private interface Count {
+        int get() throws IOException;
+    }
+
+    private int awaitTaskManagers(Count n, Duration timeout) throws Exception {
         FlinkRest rest = new FlinkRest(endpoints().get("rest"));
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             replaceExitedTaskManagers();
-            if (rest.get("/overview").path("taskmanagers").asInt() == n) {
-                return;
+            int registered = rest.get("/overview").path("taskmanagers").asInt();
+            if (registered == n.get()) {
+                return registered;
             }
             Thread.sleep(200);
         }
         throw new IOException(
-                n
+                n.get()
                         + " TaskManagers did not register within "
                         + timeout
                         + "; see "
