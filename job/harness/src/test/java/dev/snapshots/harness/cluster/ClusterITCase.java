@@ -163,8 +163,12 @@ class ClusterITCase {
         assertThat(new FlinkRest(rest).get("/jobs/overview").path("jobs").size())
                 .as("without HA the job is gone")
                 .isZero();
+        // Once its job has a checkpoint of its own, the killed JobManager's checkpoints go.
         assertThat(cli("submit", onCluster, job))
-                .contains("resuming from " + checkpoints(killed) + "/" + v1 + "/chk-");
+                .contains("resuming from " + checkpoints(killed) + "/" + v1 + "/chk-")
+                .contains("JobManager incarnations started before jm-")
+                .containsPattern(
+                        "\\[[^\\]]*jm-" + killed.substring("jobmanager-".length()) + "[\\],]");
 
         awaitParts(store, "telemetry/v=1/", 32);
         String beforeUpgrade = cluster.currentJobManager();
@@ -178,12 +182,9 @@ class ClusterITCase {
                                 + "/"
                                 + v1
                                 + "/savepoints/savepoint-");
-        // Its job has a checkpoint of its own: the incarnations started before this one (the
-        // killed JobManager's among them) have no checkpoint of v1 left; savepoints stay.
-        assertThat(upgrade)
-                .contains("JobManager incarnations started before jm-")
-                .containsPattern(
-                        "\\[[^\\]]*jm-" + killed.substring("jobmanager-".length()) + "[\\],]");
+        // Its job has a checkpoint of its own and prunes again; the killed JobManager's
+        // checkpoints went at the submit above, and savepoints stay.
+        assertThat(upgrade).contains("JobManager incarnations started before jm-");
         try (ObjectStore checkpoints =
                 StoreSpec.parse(LocalCluster.CHECKPOINTS)
                         .withEndpoint(endpoints.get("s3"))

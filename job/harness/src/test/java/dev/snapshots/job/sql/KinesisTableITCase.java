@@ -226,8 +226,11 @@ class KinesisTableITCase {
                         kinesis.client(), "plain-" + Long.toHexString(System.nanoTime()), 1);
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
         root = Path.of(store.uri());
-        StreamTableEnvironment tables =
-                StreamTableEnvironment.create(StreamExecutionEnvironment.getExecutionEnvironment());
+        // Checkpointing on, as the script's SETs (not run here) would set it: without it the sink
+        // refuses the unbounded job before the dead letters' refusal is reached.
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.enableCheckpointing(500);
+        StreamTableEnvironment tables = StreamTableEnvironment.create(env);
         TableResult insert = null;
         for (SqlScript.Statement statement :
                 SqlScript.parse(script(arn, kinesis.endpoint(), store)).statements()) {
