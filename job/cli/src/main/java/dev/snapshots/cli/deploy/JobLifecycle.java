@@ -539,9 +539,19 @@ public final class JobLifecycle {
                 return 1;
             }
             for (String id : running) {
-                if (cancelled.add(id)) {
+                if (cancelled.contains(id)) {
+                    continue;
+                }
+                try {
                     rest.cancel(id);
+                    cancelled.add(id);
                     out.printf("job %s (%s): cancelling%n", id, states.get(id));
+                } catch (IOException e) {
+                    // A job still initializing (a resume answered a moment ago) refuses a
+                    // cancel: ask again at the next read, within the same deadline.
+                    out.printf(
+                            "job %s (%s): not cancelled yet, asking again: %s%n",
+                            id, states.get(id), e.getMessage().lines().findFirst().orElse(""));
                 }
             }
             FlinkRest.sleep(500);

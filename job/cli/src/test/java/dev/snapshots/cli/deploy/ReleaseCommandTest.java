@@ -23,6 +23,35 @@ import org.junit.jupiter.api.io.TempDir;
 class ReleaseCommandTest {
     @TempDir Path dir;
 
+    /**
+     * A job still initializing refuses a cancel (Flink answers 500): the JobManager a chaos plan
+     * started in a dead one's role had just resumed the job when the deployment's end released it,
+     * and release failed (seed 13). It asks again at its next read.
+     */
+    @Test
+    void aJobThatRefusesItsFirstCancelIsCancelledAtTheNextRead() throws Exception {
+        String v1 = JobLifecycle.jobId("telemetry", 1);
+        try (StandInJobManager jobManager = new StandInJobManager()) {
+            Path jar = Files.write(dir.resolve("job.jar"), new byte[] {'P', 'K', 3, 4});
+            new FlinkRest(jobManager.address()).uploadAndRun(jar, null, List.of(), null, v1);
+            jobManager.refuseCancels(2);
+
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int code =
+                    Cli.run(
+                            new String[] {"release", "--rest", jobManager.address()},
+                            new PrintStream(out, true, StandardCharsets.UTF_8),
+                            System.err,
+                            Cli.commands(Map.of()),
+                            "snapshots");
+
+            String printed = out.toString(StandardCharsets.UTF_8);
+            assertThat(code).as(printed).isZero();
+            assertThat(jobManager.jobs()).isEqualTo(Map.of(v1, "CANCELED"));
+            assertThat(printed).contains("not cancelled yet", "(RUNNING): cancelling");
+        }
+    }
+
     @Test
     void aJobWhoseRunAnswersWhileReleaseWaitsForAnotherIsCancelledToo() throws Exception {
         String v1 = JobLifecycle.jobId("telemetry", 1);

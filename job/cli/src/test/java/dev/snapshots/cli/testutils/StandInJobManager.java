@@ -88,6 +88,7 @@ public final class StandInJobManager implements AutoCloseable {
     private boolean refuseRuns;
     private Duration runTakes = Duration.ZERO;
     private Duration cancelTakes = Duration.ofMillis(200);
+    private int refusedCancels;
     private Path jobLog;
 
     /** The cluster's execution.state-recovery.claim-mode: Flink's default is NO_CLAIM. */
@@ -133,6 +134,14 @@ public final class StandInJobManager implements AutoCloseable {
     /** How long a cancelled job's tasks take to end. */
     public synchronized void cancelTakes(Duration duration) {
         cancelTakes = duration;
+    }
+
+    /**
+     * The next {@code count} cancels answer 500 "Cancellation failed", as Flink's does for a job
+     * still initializing (a resume answered a moment ago).
+     */
+    public synchronized void refuseCancels(int count) {
+        refusedCancels = count;
     }
 
     /**
@@ -373,6 +382,13 @@ public final class StandInJobManager implements AutoCloseable {
                     "{\"errors\":[\"Job cancellation failed: Job "
                             + id
                             + " has already reached a terminal state.\"]}");
+        } else if (refusedCancels > 0) {
+            refusedCancels--;
+            answer(
+                    exchange,
+                    500,
+                    "{\"errors\":[\"org.apache.flink.runtime.rest.handler.RestHandlerException:"
+                            + " Job cancellation failed: Cancellation failed.\"]}");
         } else {
             transition(id, "CANCELLING");
             tasks.schedule(
