@@ -82,14 +82,21 @@ final class RetainedCheckpoints {
      * {@code rootUri}.
      */
     static Optional<String> incarnation(String rootUri, String directory) {
-        // Flink writes a local path as file:/..., a URI as file:///...
-        directory = directory.replaceFirst("^file:/(?!/)", "file:///");
-        String root = rootUri.replaceFirst("^file:/(?!/)", "file:///").replaceAll("/+$", "") + "/";
+        directory = asUri(directory);
+        String root = asUri(rootUri) + "/";
         if (!directory.startsWith(root)) {
             return Optional.empty();
         }
         String first = directory.substring(root.length()).split("/", 2)[0];
         return INCARNATION.matcher(first).matches() ? Optional.of(first) : Optional.empty();
+    }
+
+    /**
+     * A location as one form of URI, without a trailing slash: Flink writes a local path as {@code
+     * file:/...}, a URI as {@code file:///...}.
+     */
+    private static String asUri(String location) {
+        return location.replaceFirst("^file:/(?!/)", "file:///").replaceAll("/+$", "");
     }
 
     /**
@@ -194,7 +201,7 @@ final class RetainedCheckpoints {
                                                         + " is not in an incarnation under "
                                                         + rootUri));
         Set<String> needed = new TreeSet<>(Set.of(here));
-        String ownPath = own.replaceFirst("^file:/(?!/)", "file:///").replaceAll("/+$", "");
+        String ownPath = asUri(own);
         String ownKey = ownPath.substring(ownPath.indexOf("/" + here + "/") + 1);
         byte[] metadata =
                 store.get(ownKey + "/_metadata")

@@ -36,17 +36,7 @@ class ReleaseCommandTest {
             new FlinkRest(jobManager.address()).uploadAndRun(jar, null, List.of(), null, v1);
             jobManager.refuseCancels(2);
 
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            int code =
-                    Cli.run(
-                            new String[] {"release", "--rest", jobManager.address()},
-                            new PrintStream(out, true, StandardCharsets.UTF_8),
-                            System.err,
-                            Cli.commands(Map.of()),
-                            "snapshots");
-
-            String printed = out.toString(StandardCharsets.UTF_8);
-            assertThat(code).as(printed).isZero();
+            String printed = release(jobManager);
             assertThat(jobManager.jobs()).isEqualTo(Map.of(v1, "CANCELED"));
             assertThat(printed).contains("not cancelled yet", "(RUNNING): cancelling");
         }
@@ -74,18 +64,8 @@ class ReleaseCommandTest {
                                 }
                             });
 
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            int code =
-                    Cli.run(
-                            new String[] {"release", "--rest", jobManager.address()},
-                            new PrintStream(out, true, StandardCharsets.UTF_8),
-                            System.err,
-                            Cli.commands(Map.of()),
-                            "snapshots");
-
-            String printed = out.toString(StandardCharsets.UTF_8);
+            String printed = release(jobManager);
             assertThat(replay.get()).isEqualTo(v2);
-            assertThat(code).as(printed).isZero();
             assertThat(jobManager.jobs())
                     .as("the jobs once release returned; it printed:%n%s", printed)
                     .isEqualTo(Map.of(v1, "CANCELED", v2, "CANCELED"));
@@ -102,5 +82,20 @@ class ReleaseCommandTest {
                                     + " cancelled before this JobManager stops: CANCELED;"
                                     + " its checkpoints stay");
         }
+    }
+
+    /** {@code snapshots release} against the stand-in: it must exit 0; what it printed. */
+    private static String release(StandInJobManager jobManager) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code =
+                Cli.run(
+                        new String[] {"release", "--rest", jobManager.address()},
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        System.err,
+                        Cli.commands(Map.of()),
+                        "snapshots");
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(printed).isZero();
+        return printed;
     }
 }
