@@ -261,10 +261,7 @@ class PointerRecorderTest {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         SnapshotSinkConfig<KeyTotal> config = config(spec);
         try (ObjectStore store = spec.open()) {
-            List<SnapshotCommittable> parts = new ArrayList<>();
-            for (int b = 0; b < BUCKETS; b++) {
-                parts.add(part(config, store, START, b));
-            }
+            List<SnapshotCommittable> parts = window(config, store, START);
             parts.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW / 2));
             try (PointerRecorder before = recorder(config, store, new CountingMetricGroup())) {
                 feed(before, batch(1, 0, 1, parts));
@@ -343,17 +340,12 @@ class PointerRecorderTest {
         StoreSpec spec = StoreKind.FILESYSTEM.fresh();
         SnapshotSinkConfig<KeyTotal> config = config(spec);
         try (ObjectStore store = spec.open()) {
-            List<SnapshotCommittable> first = new ArrayList<>();
-            for (int b = 0; b < BUCKETS; b++) {
-                first.add(part(config, store, START, b));
-            }
+            List<SnapshotCommittable> first = window(config, store, START);
             first.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW - 1, START + WINDOW));
             try (PointerRecorder before = recorder(config, store, new CountingMetricGroup())) {
                 feed(before, batch(1, 0, 1, first));
             }
-            for (int b = 0; b < BUCKETS; b++) {
-                part(config, store, START + WINDOW, b); // published; its update is lost
-            }
+            window(config, store, START + WINDOW); // published; its update is lost
 
             CountingMetricGroup metrics = new CountingMetricGroup();
             try (PointerRecorder endOfInput =
@@ -418,6 +410,17 @@ class PointerRecorderTest {
     private static PointerRecorder recorder(
             SnapshotSinkConfig<KeyTotal> config, ObjectStore store, CountingMetricGroup metrics) {
         return new PointerRecorder(config, store, metrics, metrics.counter("storeRetries"), false);
+    }
+
+    /** Every bucket's part of the window starting at {@code windowStart}, published. */
+    private static List<SnapshotCommittable> window(
+            SnapshotSinkConfig<KeyTotal> config, ObjectStore store, long windowStart)
+            throws Exception {
+        List<SnapshotCommittable> parts = new ArrayList<>();
+        for (int b = 0; b < BUCKETS; b++) {
+            parts.add(part(config, store, windowStart, b));
+        }
+        return parts;
     }
 
     /** A part as published: in the store, with the metadata a manifest lists. */
