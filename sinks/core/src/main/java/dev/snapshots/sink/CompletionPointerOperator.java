@@ -4,7 +4,6 @@ import dev.snapshots.store.ObjectStore;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
@@ -38,8 +37,8 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
     private transient ExecutorService updates;
     private transient MailboxExecutor mailbox;
 
-    /** The update being written, or null. */
-    private transient Future<?> inFlight;
+    /** Whether an update is being written: only one at a time. */
+    private transient boolean updating;
 
     CompletionPointerOperator(SnapshotSinkConfig<?> config) {
         this.config = config;
@@ -79,8 +78,13 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
 
     /** Starts the update what is held calls for, unless one is under way: its landing will. */
     private void startUpdate() {
-        if (inFlight == null) {
-            recorder.due().ifPresent(update -> inFlight = updates.submit(() -> write(update)));
+        if (!updating) {
+            recorder.due()
+                    .ifPresent(
+                            update -> {
+                                updating = true;
+                                updates.execute(() -> write(update));
+                            });
         }
     }
 
@@ -106,7 +110,7 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
         try {
             mailbox.execute(
                     () -> {
-                        inFlight = null;
+                        updating = false;
                         outcome.run();
                     },
                     what);
