@@ -5,6 +5,7 @@ import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.StoreSpec;
 import java.time.Duration;
 import java.util.Objects;
@@ -50,6 +51,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     private int maxParallelism;
     private String assemblyUid;
     private String sinkUid;
+    private ReaderTable readerTable;
 
     CanonicalSnapshotSinkBuilder() {}
 
@@ -156,6 +158,16 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         return this;
     }
 
+    /**
+     * Keeps a table that readers query up with the completion pointer: each complete window is
+     * added to it once, whole (for example {@code IcebergTable} of {@code snapshots-sink-iceberg}).
+     * Snapshots only; dead letters have no reader table.
+     */
+    public CanonicalSnapshotSinkBuilder<T> readerTable(ReaderTable table) {
+        this.readerTable = Objects.requireNonNull(table, "reader table");
+        return this;
+    }
+
     public CanonicalSnapshotSink<T> build() {
         WorkIdentity.requirePipeline(pipeline);
         if (jobVersion == null) {
@@ -192,6 +204,10 @@ public final class CanonicalSnapshotSinkBuilder<T> {
             bucketing.requireWholeKeyGroups(bucketCount, maxParallelism);
         }
         boolean snapshots = kind == PartKind.SNAPSHOT;
+        if (readerTable != null && !snapshots) {
+            throw new IllegalArgumentException(
+                    "dead letters have no reader table: give it to the snapshots' sink");
+        }
         SnapshotSinkConfig.Topology topology =
                 new SnapshotSinkConfig.Topology(
                         maxParallelism,
@@ -217,7 +233,8 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         backoff,
                         kind,
                         UUID.randomUUID().toString(),
-                        topology);
+                        topology,
+                        readerTable);
         config.identity(
                 0, 0); // validates the remaining identity fields now, not on the first record
         return new CanonicalSnapshotSink<>(config);

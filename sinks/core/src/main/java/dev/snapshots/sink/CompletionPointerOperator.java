@@ -1,17 +1,21 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.function.ThrowingRunnable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sink's post-commit task, one for the whole sink: moves the completion pointer by what every
@@ -24,10 +28,14 @@ import org.apache.flink.util.function.ThrowingRunnable;
  * where the recorder's memory lives; messages that arrive meanwhile are held for the next update. A
  * cancel interrupts the update, and so does the end of a bounded run, which does not wait for it:
  * the committers have recorded the end of input themselves by then (see {@link SnapshotCommitter}).
+ *
+ * <p>Given a {@link ReaderTable}, the same thread brings it up to the pointer after each update
+ * that moved it, and once at the start, for what an earlier run completed and did not add.
  */
 final class CompletionPointerOperator extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<CommittableMessage<SnapshotCommittable>, Void> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(CompletionPointerOperator.class);
 
     static final String NAME = "Completion pointer";
 
@@ -36,6 +44,14 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
     private transient PointerRecorder recorder;
     private transient ExecutorService updates;
     private transient MailboxExecutor mailbox;
+
+    /**
+     * The table readers query, kept up with the pointer on the update thread; opened there too, so
+     * that a catalog out of reach holds up no part.
+     */
+    private transient ReaderTable.Follower readers;
+
+    private transient Counter readerTableFailures;
 
     /** Whether an update is being written: only one at a time. */
     private transient boolean updating;
@@ -67,6 +83,10 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
                 getContainingTask()
                         .getMailboxExecutorFactory()
                         .createExecutor(getOperatorConfig().getChainIndex());
+        readerTableFailures =
+                getMetricGroup().counter("readerTableFailures", new ThreadSafeSimpleCounter());
+        // What an earlier run completed and did not add, before this run completes more.
+        updates.execute(this::catchUpReaders);
     }
 
     @Override
@@ -92,6 +112,9 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
     private void write(PointerRecorder.Update update) {
         try {
             Optional<Long> through = recorder.write(update);
+            if (through.isPresent()) {
+                catchUpReaders();
+            }
             handBack(
                     () -> {
                         recorder.recorded(update, through);
@@ -103,6 +126,29 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
         } catch (Exception e) {
             // The next whole batch tries again, as a synchronous update would have.
             handBack(() -> recorder.failed(update, e), "completion pointer update failed");
+        }
+    }
+
+    /**
+     * On the update thread. A failure waits for the next pointer update, as the pointer's own do:
+     * the table is behind, never wrong, and the pointer it follows is in the store.
+     */
+    private void catchUpReaders() {
+        if (config.readerTable().isEmpty()) {
+            return;
+        }
+        try {
+            if (readers == null) {
+                readers = config.readerTable().get().follow(store, config.readerOutput());
+            }
+            readers.catchUp();
+        } catch (Exception e) {
+            readerTableFailures.inc();
+            LOG.warn(
+                    "could not bring the reader table up to the completion pointer of {}; the"
+                            + " next pointer update tries again. Check the catalog and the store",
+                    config.pipeline(),
+                    e);
         }
     }
 
@@ -126,6 +172,9 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
         }
         if (recorder != null) {
             recorder.close();
+        }
+        if (readers != null) {
+            readers.close();
         }
         if (store != null) {
             store.close();

@@ -2,6 +2,7 @@ package dev.snapshots.sink;
 
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.ObjectInfo;
 import dev.snapshots.store.StagedObject;
@@ -76,6 +77,12 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     private final ExecutorService publishers;
     private final Backoff backoff;
     private final PointerRecorder endOfInput;
+
+    private final SnapshotSinkConfig<?> config;
+
+    /** The reader table, opened at the end of a bounded run to bring it up to the end. */
+    private ReaderTable.Follower readers;
+
     private final Counter created;
     private final Counter collapsed;
     private final Counter divergent;
@@ -105,6 +112,7 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
         // last update fails its commit instead of counting.
         this.endOfInput =
                 new PointerRecorder(config, store, new UnregisteredMetricsGroup(), retries, true);
+        this.config = config;
     }
 
     @Override
@@ -177,6 +185,16 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             // Only now are all parts handed over with these marks published.
             marks.forEach(endOfInput::mark);
             endOfInput.record();
+            if (config.readerTable().isPresent()) {
+                // The pointer's task has finished before this last commit (a bounded run's tasks
+                // all finish before its final checkpoint), so the committers add the last windows.
+                // Each tries; the one whose mark ends the run adds the rest. A failure fails the
+                // commit, which Flink retries.
+                if (readers == null) {
+                    readers = config.readerTable().get().follow(store, config.readerOutput());
+                }
+                readers.catchUp();
+            }
         }
     }
 
@@ -347,9 +365,12 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
     }
 
     @Override
-    public void close() {
+    public void close() throws IOException {
         publishers.shutdownNow();
         endOfInput.close();
+        if (readers != null) {
+            readers.close();
+        }
         store.close();
     }
 }

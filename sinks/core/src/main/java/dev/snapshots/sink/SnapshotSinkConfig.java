@@ -5,9 +5,11 @@ import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.flink.annotation.Internal;
@@ -34,6 +36,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final PartKind kind;
     private final String runId;
     private final Topology topology;
+    private final ReaderTable readerTable;
 
     /**
      * How the output is laid out: the max parallelism of the operator whose key groups the buckets
@@ -58,7 +61,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             Backoff backoff,
             PartKind kind,
             String runId,
-            Topology topology) {
+            Topology topology,
+            ReaderTable readerTable) {
         this.pipeline = pipeline;
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
@@ -74,6 +78,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.kind = kind;
         this.runId = runId;
         this.topology = topology;
+        this.readerTable = readerTable;
     }
 
     int maxParallelism() {
@@ -193,6 +198,16 @@ public final class SnapshotSinkConfig<T> implements Serializable {
                 windowLengthMillis,
                 pinnedInputs,
                 ObjectKeys.KEY_SCHEME);
+    }
+
+    /** The table readers query that the sink keeps up with its pointer, if it was given one. */
+    public Optional<ReaderTable> readerTable() {
+        return Optional.ofNullable(readerTable);
+    }
+
+    /** This sink's output as its reader table follows it. */
+    public ReaderTable.Output readerOutput() {
+        return new ReaderTable.Output(store, pointerScope(), rowFormat.schema());
     }
 
     /** What the completion pointer of this sink's output is about. */

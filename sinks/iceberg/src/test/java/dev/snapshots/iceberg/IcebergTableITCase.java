@@ -1,0 +1,265 @@
+package dev.snapshots.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.snapshots.iceberg.WindowTotals.Payment;
+import dev.snapshots.iceberg.WindowTotals.Row;
+import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
+import dev.snapshots.progress.ReaderTable;
+import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.StoreSpec;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The reader table as its readers judge it: every window of the output in the table once and whole,
+ * rows equal to a reference computed from the input, whatever runs the followers and in what order.
+ * A real JDBC catalog (SQLite) with its optimistic lock, over real files.
+ */
+class IcebergTableITCase {
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .build());
+
+    private static final int WINDOWS = 12;
+    private static final List<Payment> PAYMENTS = WindowTotals.payments(7, 3_000, WINDOWS);
+
+    @TempDir Path tmp;
+
+    @Test
+    void aBoundedRunCommitsEachWindowOnceWholeAndASecondRunAddsNothing() throws Exception {
+        StoreSpec store = StoreSpec.local(tmp.resolve("store"));
+        IcebergTable table = table();
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, table));
+
+        Table t = load(table, store);
+        assertThat(windowBounds(t))
+                .as("each file's window_start bounds, what readers skip files by: its window")
+                .allSatisfy((file, bounds) -> assertThat(file).contains(window(bounds)));
+        assertThat(windowsCommitted(t, "v1"))
+                .as("one commit per window, in order")
+                .containsExactlyElementsOf(referenceWindows());
+        assertThat(t.currentSnapshot().snapshotId())
+                .as("main follows the version that created the table")
+                .isEqualTo(t.snapshot("v1").snapshotId());
+        assertThat(rows(t, t.currentSnapshot())).containsExactlyInAnyOrderElementsOf(reference());
+        assertThat(dataFiles(t)).as("no data file registered twice").doesNotHaveDuplicates();
+
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, table));
+        t.refresh();
+        assertThat(windowsCommitted(t, "v1"))
+                .as("the second run's windows were all there")
+                .containsExactlyElementsOf(referenceWindows());
+    }
+
+    @Test
+    void twoFollowersRacingForTheSameWindowsCommitEachOnce() throws Exception {
+        StoreSpec store = StoreSpec.local(tmp.resolve("store"));
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, null));
+        IcebergTable table = table();
+        ReaderTable.Output output = output(store, 1);
+
+        try (ObjectStore objects = store.open();
+                ReaderTable.Follower winner = table.follow(objects, output)) {
+            // The loser reads the table, then the winner commits every window before the loser's
+            // first commit: Iceberg's optimistic retry puts the loser's commit on the new state,
+            // where its validation must refuse it.
+            AtomicBoolean raced = new AtomicBoolean();
+            ObjectStore interleaving =
+                    (ObjectStore)
+                            Proxy.newProxyInstance(
+                                    ObjectStore.class.getClassLoader(),
+                                    new Class<?>[] {ObjectStore.class},
+                                    (proxy, method, args) -> {
+                                        if (method.getName().equals("get")
+                                                && ((String) args[0]).endsWith("_manifest.json")
+                                                && raced.compareAndSet(false, true)) {
+                                            assertThat(winner.catchUp()).isEqualTo(WINDOWS);
+                                        }
+                                        try {
+                                            return method.invoke(objects, args);
+                                        } catch (InvocationTargetException e) {
+                                            throw e.getCause();
+                                        }
+                                    });
+            try (ReaderTable.Follower loser = table.follow(interleaving, output)) {
+                assertThat(loser.catchUp()).as("windows the loser added").isZero();
+                assertThat(raced).isTrue();
+            }
+        }
+        Table t = load(table, store);
+        assertThat(windowsCommitted(t, "v1")).containsExactlyElementsOf(referenceWindows());
+        assertThat(rows(t, t.snapshot("v1"))).containsExactlyInAnyOrderElementsOf(reference());
+        assertThat(dataFiles(t)).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aReplayIsInvisibleUntilPromotedThenVisibleAtOnce() throws Exception {
+        StoreSpec store = StoreSpec.local(tmp.resolve("store"));
+        IcebergTable table = table();
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, table));
+        Table t = load(table, store);
+        long v1 = t.currentSnapshot().snapshotId();
+
+        // The replay: the same input into job version 2.
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 2, table));
+        t.refresh();
+        assertThat(windowsCommitted(t, "v2")).containsExactlyElementsOf(referenceWindows());
+        assertThat(t.currentSnapshot().snapshotId()).as("main before promote").isEqualTo(v1);
+        assertThat(rows(t, t.snapshot("v2"))).containsExactlyInAnyOrderElementsOf(reference());
+
+        table.promote(store, 2);
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(t.snapshot("v2").snapshotId());
+        assertThat(rows(t, t.currentSnapshot()))
+                .as("version 2's rows only, once")
+                .containsExactlyInAnyOrderElementsOf(reference());
+
+        // Version 1 running on does not take main back.
+        WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, table));
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(t.snapshot("v2").snapshotId());
+    }
+
+    private IcebergTable table() throws Exception {
+        return IcebergTable.in(sqliteCatalog(tmp.resolve("catalog.db")), "analytics.payments");
+    }
+
+    /**
+     * A JDBC catalog in SQLite. Followers in several tasks use it at once: they wait for each
+     * other's writes (SQLite locks the whole file) instead of failing. Its tables are created here,
+     * once: Iceberg's check for them leaves a statement open on its connection, which holds a read
+     * lock on the whole file and blocks every writer.
+     */
+    static Map<String, String> sqliteCatalog(Path db) throws Exception {
+        Map<String, String> properties =
+                Map.of(
+                        "type",
+                        "jdbc",
+                        "uri",
+                        "jdbc:sqlite:" + db,
+                        "warehouse",
+                        db.getParent().toUri().toString(),
+                        "jdbc.busy_timeout",
+                        "60000");
+        try (AutoCloseable tables =
+                (AutoCloseable) CatalogUtil.buildIcebergCatalog("create", properties, null)) {
+            // created
+        }
+        Map<String, String> followers = new TreeMap<>(properties);
+        followers.put("jdbc.init-catalog-tables", "false");
+        followers.remove("warehouse");
+        return followers;
+    }
+
+    private static ReaderTable.Output output(StoreSpec store, int jobVersion) {
+        return new ReaderTable.Output(
+                store,
+                WindowTotals.sink(store, jobVersion, null).config().pointerScope(),
+                WindowTotals.format().schema());
+    }
+
+    private static Table load(IcebergTable table, StoreSpec store) {
+        IcebergTable.Opened opened = table.open(store);
+        return opened.catalog().loadTable(table.identifier());
+    }
+
+    private static List<Long> referenceWindows() {
+        return reference().stream().map(Row::windowStart).distinct().sorted().toList();
+    }
+
+    private static List<Row> reference() {
+        return WindowTotals.reference(PAYMENTS);
+    }
+
+    /** The windows the branch's snapshots added, oldest first. */
+    private static List<Long> windowsCommitted(Table t, String branch) {
+        List<Long> windows = new ArrayList<>();
+        for (Snapshot s : SnapshotUtil.ancestorsOf(t.snapshot(branch).snapshotId(), t::snapshot)) {
+            String start = s.summary().get(IcebergWindows.WINDOW_START_MILLIS);
+            if (start != null) {
+                windows.add(0, Long.parseLong(start));
+            }
+        }
+        return windows;
+    }
+
+    private static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
+        List<Row> rows = new ArrayList<>();
+        try (CloseableIterable<Record> records =
+                IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).build()) {
+            for (Record r : records) {
+                rows.add(
+                        new Row(
+                                (String) r.getField("device"),
+                                ((OffsetDateTime) r.getField("window_start"))
+                                        .toInstant()
+                                        .toEpochMilli(),
+                                (Long) r.getField("payments"),
+                                (BigDecimal) r.getField("amount")));
+            }
+        }
+        return rows;
+    }
+
+    /** Each data file's lower and upper bound of window_start, in milliseconds. */
+    private static Map<String, List<Long>> windowBounds(Table t) {
+        int id = t.schema().findField("window_start").fieldId();
+        Map<String, List<Long>> bounds = new TreeMap<>();
+        for (Snapshot s : t.snapshots()) {
+            for (DataFile f : s.addedDataFiles(t.io())) {
+                Types.TimestampType type = Types.TimestampType.withZone();
+                long lower = Conversions.<Long>fromByteBuffer(type, f.lowerBounds().get(id));
+                long upper = Conversions.<Long>fromByteBuffer(type, f.upperBounds().get(id));
+                bounds.put(f.location(), List.of(lower / 1000, upper / 1000));
+            }
+        }
+        return bounds;
+    }
+
+    /** The key directory of the window both bounds must be in. */
+    private static String window(List<Long> bounds) {
+        assertThat(bounds.get(0)).isEqualTo(bounds.get(1));
+        return ObjectKeys.windowPrefix(PartKind.SNAPSHOT, "payments", 1, 1, bounds.get(0))
+                .replace("payments/v=1/", "");
+    }
+
+    private static List<String> dataFiles(Table t) throws IOException {
+        List<String> files = new ArrayList<>();
+        for (Snapshot s : t.snapshots()) {
+            for (DataFile f : s.addedDataFiles(t.io())) {
+                files.add(f.location());
+            }
+        }
+        return files;
+    }
+}
