@@ -65,8 +65,8 @@ public final class CompleteWindow {
             doc.put("previous_window_start", Instant.ofEpochMilli(previous).toString());
         }
         doc.put("buckets", scope.buckets());
-        doc.put("parts", parts.size());
-        doc.put("rows", parts.values().stream().mapToLong(PartEntry::rows).sum());
+        doc.put("part_count", parts.size());
+        doc.put("row_count", parts.values().stream().mapToLong(PartEntry::rows).sum());
         // One line, newline-terminated: JSON lines, as Spark, Athena's SerDe and Trino read it.
         return (JSON.writeValueAsString(doc) + "\n").getBytes(StandardCharsets.UTF_8);
     }

@@ -53,8 +53,8 @@ class CompleteWindowTest {
             assertThat(record.path("previous_window_start").asText())
                     .isEqualTo("2026-11-30T00:00:00Z");
             assertThat(record.path("buckets").asInt()).isEqualTo(1);
-            assertThat(record.path("parts").asInt()).isEqualTo(1);
-            assertThat(record.path("rows").asLong()).isEqualTo(1);
+            assertThat(record.path("part_count").asInt()).isEqualTo(1);
+            assertThat(record.path("row_count").asLong()).isEqualTo(1);
             assertThat(
                             store.get(
                                     ObjectKeys.manifestKey(
@@ -89,7 +89,7 @@ class CompleteWindowTest {
                     "{}".getBytes(StandardCharsets.UTF_8),
                     Map.of());
             String second = ObjectKeys.completeWindowKey("telemetry", 1, T0 + 5 * MINUTE);
-            byte[] earlier = "{\"rows\":1}\n".getBytes(StandardCharsets.UTF_8);
+            byte[] earlier = "{\"row_count\":1}\n".getBytes(StandardCharsets.UTF_8);
             store.putIfAbsent(second, earlier, Map.of());
 
             history(store).complete(1, T0, T0 + 10 * MINUTE);
