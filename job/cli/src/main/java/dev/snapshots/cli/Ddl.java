@@ -278,16 +278,7 @@ final class Ddl {
                 + sparkRecords(
                         pipeline + "_promotions", PROMOTION, root + ObjectKeys.PROMOTED_DIRECTORY)
                 + "CREATE OR REPLACE TEMPORARY VIEW "
-                + quoted(pipeline + "_complete")
-                + " AS\n"
-                + completeRows(
-                        pipeline,
-                        columns(target, Ddl::quoted),
-                        parts,
-                        "v, `date`, `window`",
-                        "d.v = CAST(c.job_version AS STRING)",
-                        Ddl::quoted)
-                + ";\n";
+                + partsView(pipeline, target, parts, "STRING", Ddl::quoted);
     }
 
     private static String sparkRecords(String name, List<Column> columns, String location) {
@@ -340,16 +331,7 @@ final class Ddl {
                 + trinoRecords(
                         pipeline + "_promotions", PROMOTION, root + ObjectKeys.PROMOTED_DIRECTORY)
                 + "CREATE OR REPLACE VIEW "
-                + doubleQuoted(pipeline + "_complete")
-                + " AS\n"
-                + completeRows(
-                        pipeline,
-                        columns(target, Ddl::doubleQuoted),
-                        parts,
-                        "v, \"date\", \"window\"",
-                        "d.v = CAST(c.job_version AS varchar)",
-                        Ddl::doubleQuoted)
-                + ";\n";
+                + partsView(pipeline, target, parts, "varchar", Ddl::doubleQuoted);
     }
 
     private static String trinoRecords(String name, List<Column> columns, String location) {
@@ -409,11 +391,28 @@ final class Ddl {
                 + ")";
     }
 
-    /** The target's columns, read from {@code d}. */
-    private static String columns(Version target, UnaryOperator<String> quote) {
+    /**
+     * Spark's and Trino's view, after its {@code CREATE}: one table of every version, whose {@code
+     * v} directory is text ({@code stringType}) to compare with the record's number.
+     */
+    private static String partsView(
+            String pipeline,
+            Version target,
+            String parts,
+            String stringType,
+            UnaryOperator<String> quote) {
         StringJoiner columns = new StringJoiner(", ");
         target.columns().forEach(c -> columns.add("d." + quote.apply(c.name())));
-        return columns.toString();
+        return quote.apply(pipeline + "_complete")
+                + " AS\n"
+                + completeRows(
+                        pipeline,
+                        columns.toString(),
+                        parts,
+                        "v, " + quote.apply("date") + ", " + quote.apply("window"),
+                        "d.v = CAST(c.job_version AS " + stringType + ")",
+                        quote)
+                + ";\n";
     }
 
     /** Every window of a day as its directory names it: 0000, 0005, ... for five minutes. */
