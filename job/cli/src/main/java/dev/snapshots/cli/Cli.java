@@ -51,8 +51,8 @@ public final class Cli {
         commands.put(
                 "ddl",
                 new Command(
-                        "ddl STORE_URI --pipeline P --job-version N     the Athena / Glue table of a"
-                                + " version, partitions projected",
+                        "ddl STORE_URI --pipeline P --job-version N     a view of the complete"
+                                + " windows of the promoted version (Athena, Spark, Trino)",
                         Ddl.USAGE,
                         Ddl::run));
         for (String op :

@@ -10,6 +10,7 @@ import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.sql.SqlJob;
 import dev.snapshots.job.sql.SqlScript;
+import dev.snapshots.key.ObjectKeys;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -95,12 +96,12 @@ public final class Snapshots {
         }
         JobConfig config = JobConfig.parse(args);
         out.printf(
-                "running %s v%d from %s into %s (Ctrl-C stops it; progress in %s)%n",
+                "running %s v%d from %s into %s (Ctrl-C stops it; complete windows in %s)%n",
                 config.pipeline(),
                 config.jobVersion(),
                 config.source(),
                 config.store(),
-                "the store's _progress.json");
+                "the store's " + config.pipeline() + "/" + ObjectKeys.COMPLETE_DIRECTORY);
         SnapshotJob.start(SnapshotJob.embedded(), config).getJobExecutionResult().get();
         return 0;
     }

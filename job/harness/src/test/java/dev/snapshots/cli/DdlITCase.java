@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.Snapshots;
+import dev.snapshots.harness.testutils.WindowRows;
 import dev.snapshots.job.SnapshotJob;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.store.StoreSpec;
@@ -21,14 +22,18 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code snapshots ddl}'s table, read by DuckDB through exactly the partitions and types it
@@ -55,10 +60,14 @@ class DdlITCase {
                     // Parquet's timestamps from Avro's timestamp-millis are adjusted to UTC.
                     "timestamp", "TIMESTAMP WITH TIME ZONE");
 
-    @Test
-    void duckDbReadsTheStoreThroughTheTablesPartitionsAndTypes() throws Exception {
-        StoreSpec store = StoreKind.FILESYSTEM.fresh();
-        JobConfig config =
+    private static StoreSpec store;
+    private static JobConfig config;
+
+    /** One run of the job, its version promoted, for every test. */
+    @BeforeAll
+    static void publish() throws Exception {
+        store = StoreKind.FILESYSTEM.fresh();
+        config =
                 JobConfig.parse(
                         new String[] {
                             "--store", store.uri().toString(),
@@ -68,12 +77,17 @@ class DdlITCase {
         SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(), config)
                 .getJobExecutionResult()
                 .get();
+        run("promote", store.uri().toString(), "--job-version", "1");
+    }
 
+    @Test
+    void duckDbReadsTheStoreThroughTheTablesPartitionsAndTypes() throws Exception {
         String ddl =
                 run("ddl", store.uri().toString(), "--pipeline", "telemetry", "--job-version", "1");
         Map<String, String> columns = new LinkedHashMap<>();
         Map<String, String> properties = new LinkedHashMap<>();
-        for (String line : ddl.lines().toList()) {
+        // The version's table comes first, as before 0.3.0; the records' tables and the view after.
+        for (String line : ddl.substring(0, ddl.indexOf(";\n")).lines().toList()) {
             Matcher c = COLUMN.matcher(line);
             Matcher p = PROPERTY.matcher(line);
             if (c.matches()) {
@@ -139,6 +153,98 @@ class DdlITCase {
                         .allSatisfy(w -> assertThat(windows).contains((String) w));
             }
         }
+    }
+
+    /**
+     * Each engine's view, run by DuckDB over stand-ins of the tables it reads (DuckDB reads Trino's
+     * SQL, and Spark's with its backticks as double quotes): every complete window of the promoted
+     * version, whole; a window without its record, or with a part its engine did not list, is left
+     * out; and nothing of a version that is not promoted.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"athena", "spark", "trino"})
+    void theViewReturnsTheCompleteWindowsOfThePromotedVersionWhole(String engine) throws Exception {
+        String ddl =
+                run(
+                        "ddl",
+                        store.uri().toString(),
+                        "--pipeline",
+                        "telemetry",
+                        "--job-version",
+                        "1",
+                        "--engine",
+                        engine);
+        Matcher view =
+                Pattern.compile(
+                                "(?s)CREATE OR REPLACE (TEMPORARY )?VIEW [`\"]telemetry_complete[`\"] AS\n.*?;\n")
+                        .matcher(ddl);
+        assertThat(view.find()).as(ddl).isTrue();
+        String statement = view.group().replace("TEMPORARY ", "").replace('`', '"');
+        Map<String, List<String>> expected = WindowRows.expected(config);
+        Map<String, List<String>> withoutRecord = new TreeMap<>(expected);
+        withoutRecord.remove("2026-11-30/1005");
+        Map<String, List<String>> withoutPart = new TreeMap<>(expected);
+        withoutPart.remove("2026-11-30/1010");
+
+        try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:")) {
+            assertThat(complete(duckdb, engine, statement, "true", "true", 0)).isEqualTo(expected);
+            assertThat(complete(duckdb, engine, statement, "\"window\" <> '1005'", "true", 0))
+                    .as("window 1005 without its record")
+                    .isEqualTo(withoutRecord);
+            assertThat(
+                            complete(
+                                    duckdb,
+                                    engine,
+                                    statement,
+                                    "true",
+                                    "NOT (\"window\" = '1010' AND filename LIKE '%/part-00000-%')",
+                                    0))
+                    .as("window 1010 with one part not listed")
+                    .isEqualTo(withoutPart);
+            assertThat(complete(duckdb, engine, statement, "true", "true", 1))
+                    .as("v=2 promoted")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The view's rows over stand-ins of its tables: the parts where {@code parts} holds, the
+     * records of complete windows where {@code records} holds, and the promoted version moved by
+     * {@code promotedOffset}.
+     */
+    private static Map<String, List<String>> complete(
+            Connection duckdb,
+            String engine,
+            String view,
+            String records,
+            String parts,
+            int promotedOffset)
+            throws Exception {
+        String root = Path.of(store.uri()) + "/telemetry/";
+        String data = engine.equals("athena") ? "telemetry_v1" : "telemetry_parts";
+        try (Statement st = duckdb.createStatement()) {
+            st.execute(
+                    "CREATE OR REPLACE VIEW "
+                            + data
+                            + " AS SELECT * FROM read_parquet('"
+                            + root
+                            + "v=*/schema=*/date=*/window=*/*.parquet', hive_partitioning = true,"
+                            + " hive_types_autocast = false, filename = true) WHERE "
+                            + parts);
+            st.execute(
+                    "CREATE OR REPLACE VIEW telemetry_complete_windows AS SELECT * FROM read_json('"
+                            + root
+                            + "complete/*.json') WHERE "
+                            + records);
+            st.execute(
+                    "CREATE OR REPLACE VIEW telemetry_promotions AS SELECT job_version + "
+                            + promotedOffset
+                            + " AS job_version, sequence FROM read_json('"
+                            + root
+                            + "promoted/*.json')");
+            st.execute(view);
+        }
+        return WindowRows.query(duckdb, "SELECT * FROM telemetry_complete");
     }
 
     private static String run(String... args) {

@@ -83,6 +83,14 @@ class ReadmeCommandsTest {
                             "./snapshots ddl s3://my-bucket/snapshots --pipeline telemetry"
                                     + " --job-version 1",
                             List.of("DdlITCase")),
+                    entry(
+                            "./snapshots ddl s3://my-bucket/snapshots --pipeline telemetry"
+                                    + " --job-version 1 --engine spark",
+                            List.of("DdlITCase")),
+                    entry(
+                            "./snapshots ddl s3://my-bucket/snapshots --pipeline telemetry"
+                                    + " --job-version 1 --engine trino",
+                            List.of("DdlITCase")),
                     // an excerpt of examples/orders/orders.sql (checked below), which the test runs
                     entry("CREATE TABLE customer_hourly (", List.of("OrdersPipelineITCase")),
                     // an excerpt of examples/orders/orders-kinesis.sql, which the test runs
@@ -91,7 +99,9 @@ class ReadmeCommandsTest {
                                     + " order_time TIMESTAMP(3),",
                             List.of("KinesisTableITCase")),
                     // the whole block, as written, over the job's output
-                    entry("-- DuckDB", List.of("ReadmeQueryITCase")));
+                    entry(
+                            "-- DuckDB: the complete windows of the promoted job version",
+                            List.of("ReadmeQueryITCase")));
 
     private static final List<String> SCRIPTS =
             List.of("examples/orders/orders.sql", "examples/orders/orders-kinesis.sql");

@@ -53,6 +53,17 @@ public final class ObjectKeys {
 
     public static final String MANIFEST_FILE = "_manifest.json";
 
+    /**
+     * Where a pipeline's complete windows are recorded for query engines, one object per window
+     * with rows: no '_' in the name, so engines read them (they skip '_' names). Flat, one
+     * directory for every job version, because Trino's Hive connector does not read nested
+     * directories and a directory named {@code v=N} would look like a partition to Spark.
+     */
+    public static final String COMPLETE_DIRECTORY = "complete/";
+
+    /** Where a pipeline's promotions are recorded for query engines, one object per promotion. */
+    public static final String PROMOTED_DIRECTORY = "promoted/";
+
     private static final String PROGRESS_LOG = "_progress/";
     private static final Pattern PROGRESS_ENTRY = Pattern.compile("\\d{20}\\.json");
 
@@ -94,6 +105,8 @@ public final class ObjectKeys {
     private static final Pattern WINDOW_DIRECTORY_ONLY = Pattern.compile(WINDOW_DIRECTORY);
     private static final Pattern VERSION_DIRECTORY =
             Pattern.compile("([a-z0-9][a-z0-9_-]*)/v=(\\d{1,9})/");
+    private static final Pattern READER_RECORD =
+            Pattern.compile("[a-z0-9][a-z0-9_-]*/(complete|promoted)/[^/]+\\.json");
     private static final Pattern DATE_DIRECTORY =
             Pattern.compile(".*/date=(\\d{4}-\\d{2}-\\d{2})/");
 
@@ -129,11 +142,11 @@ public final class ObjectKeys {
             int jobVersion,
             int schemaVersion,
             long windowStartMillis) {
-        ZonedDateTime start = Instant.ofEpochMilli(windowStartMillis).atZone(ZoneOffset.UTC);
         return schemaPrefix(kind, pipeline, jobVersion, schemaVersion)
                 + dateDirectory(windowStartMillis)
-                + String.format(
-                        Locale.ROOT, "window=%02d%02d/", start.getHour(), start.getMinute());
+                + "window="
+                + time(windowStartMillis)
+                + "/";
     }
 
     /**
@@ -141,13 +154,27 @@ public final class ObjectKeys {
      * falls in.
      */
     public static String dateDirectory(long millis) {
+        return "date=" + date(millis) + "/";
+    }
+
+    /** The day (UTC) {@code millis} falls in, as its {@code date=} directory spells it. */
+    public static String date(long millis) {
         ZonedDateTime day = Instant.ofEpochMilli(millis).atZone(ZoneOffset.UTC);
         return String.format(
                 Locale.ROOT,
-                "date=%04d-%02d-%02d/",
+                "%04d-%02d-%02d",
                 day.getYear(),
                 day.getMonthValue(),
                 day.getDayOfMonth());
+    }
+
+    /**
+     * The time of day (UTC) of a window start, as its {@code window=} directory spells it: {@code
+     * 0005}, text, not the number 5.
+     */
+    public static String time(long windowStartMillis) {
+        ZonedDateTime start = Instant.ofEpochMilli(windowStartMillis).atZone(ZoneOffset.UTC);
+        return String.format(Locale.ROOT, "%02d%02d", start.getHour(), start.getMinute());
     }
 
     /** Where one schema of a job version keeps its date directories. */
@@ -263,6 +290,33 @@ public final class ObjectKeys {
                 : OptionalLong.empty();
     }
 
+    /**
+     * The record that one window of a job version is complete, for query engines: written once,
+     * after the window's manifest. See {@link #COMPLETE_DIRECTORY}.
+     */
+    public static String completeWindowKey(
+            String pipeline, int jobVersion, long windowStartMillis) {
+        return pipelinePrefix(pipeline)
+                + COMPLETE_DIRECTORY
+                + "v"
+                + jobVersion
+                + "-"
+                + date(windowStartMillis)
+                + "-"
+                + time(windowStartMillis)
+                + ".json";
+    }
+
+    /**
+     * The {@code sequence}th promotion of a pipeline, for query engines: the highest sequence is
+     * the version readers follow, as {@link #currentVersionKey} says.
+     */
+    public static String promotionKey(String pipeline, long sequence) {
+        return pipelinePrefix(pipeline)
+                + PROMOTED_DIRECTORY
+                + String.format(Locale.ROOT, "%020d.json", sequence);
+    }
+
     /** The job version readers of a pipeline follow; moved by promotion only. */
     public static String currentVersionKey(String pipeline) {
         WorkIdentity.requirePipeline(pipeline);
@@ -348,11 +402,13 @@ public final class ObjectKeys {
 
     /**
      * The protocol's own objects beside the parts and manifests: pointers and their logs, version
-     * identities, conformance probes, evidence, collapse records, staged copies, audit
-     * acknowledgements, and pointer locks left by releases before 0.2.
+     * identities, readers' records of complete windows and promotions, conformance probes,
+     * evidence, collapse records, staged copies, audit acknowledgements, and pointer locks left by
+     * releases before 0.2.
      */
     public static boolean isProtocolObject(String key) {
         return isPointer(key)
+                || READER_RECORD.matcher(key).matches()
                 || key.endsWith("/" + IDENTITY_FILE)
                 || key.startsWith(CONFORMANCE_PREFIX)
                 || key.startsWith(DIVERGENCE_PREFIX)

@@ -6,6 +6,7 @@ import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.VersionedContent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
@@ -22,7 +24,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * version is current, every other version's in the store): it starts no later (its first window
  * with a manifest) and is complete no less far (its completion pointer). Otherwise readers would
  * lose windows, which only a forced promotion accepts. No lock: the swap is conditional on the
- * version read, and a promotion that loses it says so.
+ * version read, and a promotion that loses it says so. Each promotion also leaves a record that
+ * query engines read ({@link ObjectKeys#promotionKey}): the newest is the version views select.
  */
 @PublicEvolving
 public final class CurrentVersion {
@@ -74,6 +77,8 @@ public final class CurrentVersion {
         Optional<VersionedContent> current = store.get(key);
         Optional<Integer> before = current.map(CurrentVersion::version);
         if (before.equals(Optional.of(jobVersion))) {
+            // A promotion that stopped between the swap and its record finishes here.
+            record(store, doc(current.get()));
             return new Promotion(true, before, "v=" + jobVersion + " is already current");
         }
         Optional<History> target = History.of(store, pipeline, jobVersion);
@@ -100,6 +105,9 @@ public final class CurrentVersion {
         doc.put("jobVersion", jobVersion);
         doc.put("promotedAt", Instant.now().toString());
         doc.put("completeThrough", Instant.ofEpochMilli(through).toString());
+        // One more than the promotion it replaces (none, or one before 0.3: 0); the swap makes it
+        // unique, and the readers' record of the newest promotion has the highest.
+        doc.put("sequence", current.map(c -> doc(c).path("sequence").asLong()).orElse(0L) + 1);
         if (store.compareAndSwap(
                         key,
                         JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc),
@@ -110,6 +118,7 @@ public final class CurrentVersion {
                     before,
                     "another promotion won the swap; read the current version again");
         }
+        record(store, JSON.valueToTree(doc));
         return new Promotion(
                 true,
                 before,
@@ -208,9 +217,34 @@ public final class CurrentVersion {
                 + (windows == 1 ? " window" : " windows");
     }
 
+    /**
+     * {@code {pipeline}/promoted/{sequence}.json}, one line of JSON, for query engines: they skip
+     * {@code _current.json}. Written after the swap, so readers move only once {@code
+     * _current.json} has; a promotion that stops in between is finished by promoting the same
+     * version again.
+     */
+    private static void record(ObjectStore store, JsonNode current) throws IOException {
+        String pipeline = current.path("pipeline").asText();
+        long sequence = current.path("sequence").asLong();
+        Map<String, Object> line = new TreeMap<>();
+        line.put("pipeline", pipeline);
+        line.put("job_version", current.path("jobVersion").asInt());
+        line.put("sequence", sequence);
+        line.put("promoted_at", current.path("promotedAt").asText());
+        line.put("complete_through", current.path("completeThrough").asText());
+        store.putIfAbsent(
+                ObjectKeys.promotionKey(pipeline, sequence),
+                (JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8),
+                Map.of());
+    }
+
     private static int version(VersionedContent content) {
+        return doc(content).path("jobVersion").asInt();
+    }
+
+    private static JsonNode doc(VersionedContent content) {
         try {
-            return JSON.readTree(content.content()).path("jobVersion").asInt();
+            return JSON.readTree(content.content());
         } catch (IOException e) {
             throw new UncheckedIOException("unreadable " + ObjectKeys.CURRENT_FILE, e);
         }

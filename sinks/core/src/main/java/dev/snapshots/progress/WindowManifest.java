@@ -1,6 +1,7 @@
 package dev.snapshots.progress;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer.Scope;
 import dev.snapshots.progress.Progress.ManifestSpan;
 import dev.snapshots.progress.Progress.PartEntry;
@@ -31,7 +32,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
  * bucket it does not list had no rows; a complete window with no manifest had no rows at all (no
  * events is not a missing window). It is what makes completeness checkable: a part missing,
  * replaced or added after the window closed is a difference between the manifest and the store,
- * found by {@code snapshots audit}.
+ * found by {@code snapshots audit}. Query engines do not read it ('_'): each manifest of the
+ * snapshots is followed by its {@link CompleteWindow} record, which they do.
  *
  * <p>Why a manifest and not an empty part per empty bucket: a writer subtask cannot know that a
  * window exists when none of its own buckets had rows in it, but the committer that moves the
@@ -178,6 +180,10 @@ public final class WindowManifest {
                         window),
                 render(scope, window, previous, parts),
                 Map.of());
+        // Dead letters are under '_deadletter/', which no reader of the data queries.
+        if (scope.kind() == PartKind.SNAPSHOT) {
+            CompleteWindow.write(store, scope, window, previous, parts);
+        }
     }
 
     private static byte[] render(

@@ -172,6 +172,24 @@ class ObjectKeysTest {
         assertThat(ObjectKeys.currentVersionPipeline(progress)).isEmpty();
     }
 
+    @Test
+    void readersRecordsAreNamedWithoutAnUnderscoreAndAreTheProtocolsOwnObjects() {
+        long window = Instant.parse("2026-11-30T00:05:00Z").toEpochMilli();
+        String complete = ObjectKeys.completeWindowKey("orders", 3, window);
+        String promoted = ObjectKeys.promotionKey("orders", 7);
+        assertThat(complete).isEqualTo("orders/complete/v3-2026-11-30-0005.json");
+        assertThat(promoted).isEqualTo("orders/promoted/00000000000000000007.json");
+        assertThat(List.of(complete, promoted))
+                .allMatch(ObjectKeys::isProtocolObject)
+                .noneMatch(k -> k.contains("/_"));
+        assertThat(
+                        List.of(
+                                "orders/complete/v3/2026-11-30-0005.json",
+                                "_deadletter/orders/complete/v3-2026-11-30-0005.json",
+                                "orders/notes/v3-2026-11-30-0005.json"))
+                .noneMatch(ObjectKeys::isProtocolObject);
+    }
+
     /**
      * A valid identity: a pipeline name of 1-20 characters starting with a letter or digit, any of
      * five window lengths from a minute to a day, one of the first 200,001 windows since 1970,

@@ -597,9 +597,9 @@ class CompletionPointerITCase {
 
     /**
      * The sink's pointer task is the only updater of its version: after its first update it reads
-     * neither {@code _progress.json} nor the log, and a window costs its manifest, its log entry,
-     * the read of the entry before that, the swap of {@code _progress.json} and the listing of the
-     * day's windows.
+     * neither {@code _progress.json} nor the log, and a window costs its manifest, its readers'
+     * record, its log entry, the read of the entry before that, the swap of {@code _progress.json}
+     * and the listing of the day's windows.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(
@@ -626,7 +626,7 @@ class CompletionPointerITCase {
                     assertThat(calls)
                             .as("update %d", w)
                             .doesNotContain("get " + copy, "list " + log)
-                            .hasSize(5);
+                            .hasSize(6);
                 }
             }
         }

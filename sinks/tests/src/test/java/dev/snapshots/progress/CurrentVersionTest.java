@@ -2,13 +2,17 @@ package dev.snapshots.progress;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.LocalObjectStore;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.testkit.PipelineHistory;
+import dev.snapshots.testutils.StoreContents;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -91,6 +95,43 @@ class CurrentVersionTest {
             assertThat(forced.reason()).contains("forced", "of v=1: 39 windows");
             assertThat(CurrentVersion.read(store, "telemetry")).contains(2);
         }
+    }
+
+    /**
+     * Query engines skip {@code _current.json}: each promotion leaves a record they read, and the
+     * highest sequence is the version promoted last. A promotion that stopped before its record
+     * finishes when the same version is promoted again.
+     */
+    @Test
+    void eachPromotionLeavesARecordReadersSeeAndTheNewestHasTheHighestSequence() throws Exception {
+        try (ObjectStore store = new LocalObjectStore(dir)) {
+            history(store).complete(1, T0, T0 + 10 * MINUTE).complete(2, T0, T0 + 10 * MINUTE);
+            CurrentVersion.promote(store, "telemetry", 1);
+            CurrentVersion.promote(store, "telemetry", 2);
+            CurrentVersion.promote(store, "telemetry", 1);
+
+            assertThat(promotion(store, 1).path("job_version").asInt()).isEqualTo(1);
+            assertThat(promotion(store, 2).path("job_version").asInt()).isEqualTo(2);
+            assertThat(promotion(store, 3).path("job_version").asInt()).isEqualTo(1);
+            assertThat(promotion(store, 3).path("complete_through").asText())
+                    .isEqualTo("2026-11-30T10:10:00Z");
+            assertThat(StoreContents.keys(store, "telemetry/promoted/")).hasSize(3);
+
+            store.delete(ObjectKeys.promotionKey("telemetry", 3));
+            assertThat(CurrentVersion.promote(store, "telemetry", 1).reason())
+                    .contains("already current");
+            assertThat(promotion(store, 3).path("job_version").asInt())
+                    .as("written again")
+                    .isEqualTo(1);
+        }
+    }
+
+    private static JsonNode promotion(ObjectStore store, long sequence) throws Exception {
+        return new ObjectMapper()
+                .readTree(
+                        store.get(ObjectKeys.promotionKey("telemetry", sequence))
+                                .orElseThrow()
+                                .content());
     }
 
     @Test
