@@ -1,6 +1,7 @@
 package dev.snapshots.progress;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.CompletionPointer.Scope;
 import dev.snapshots.progress.Progress.PartEntry;
 import dev.snapshots.store.ObjectStore;
@@ -23,7 +24,9 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.Serializa
  * the pointer past the window: never before the manifest, and an update that fails between the two
  * writes both again (the manifest finds itself there) before the pointer moves. A window with no
  * rows has no manifest and no record: the next record names the window with rows before it ({@code
- * previous_window_start}), so the windows in between are known complete and empty.
+ * previous_window_start}), so the windows in between are known complete and empty. The first job
+ * version to complete a window also leaves the promotion record of sequence 0 (see {@link
+ * CurrentVersion}): readers of a new pipeline see its windows without a promotion.
  *
  * <p>Snake-case names: Athena and Hive lower-case column names, and every engine's SQL reads them
  * unquoted.
@@ -46,6 +49,13 @@ public final class CompleteWindow {
                 ObjectKeys.completeWindowKey(scope.pipeline(), scope.jobVersion(), window),
                 render(scope, window, previous, parts),
                 Map.of());
+        if (previous == Long.MIN_VALUE && scope.kind() == PartKind.SNAPSHOT) {
+            CurrentVersion.recordFirst(
+                    store,
+                    scope.pipeline(),
+                    scope.jobVersion(),
+                    Instant.ofEpochMilli(window + scope.windowLengthMillis()));
+        }
     }
 
     static byte[] render(Scope scope, long window, long previous, Map<Integer, PartEntry> parts)

@@ -224,14 +224,40 @@ public final class CurrentVersion {
      * version again.
      */
     private static void record(ObjectStore store, JsonNode current) throws IOException {
-        String pipeline = current.path("pipeline").asText();
-        long sequence = current.path("sequence").asLong();
+        record(
+                store,
+                current.path("pipeline").asText(),
+                current.path("jobVersion").asInt(),
+                current.path("sequence").asLong(),
+                current.path("promotedAt").asText(),
+                current.path("completeThrough").asText());
+    }
+
+    /**
+     * The record of sequence 0, which no promotion writes (they count from 1): the first job
+     * version to complete a window is what readers see until a version is promoted, as a new
+     * pipeline's readers expect. Written with that version's first window; a version that comes
+     * later finds it there and changes nothing.
+     */
+    static void recordFirst(ObjectStore store, String pipeline, int jobVersion, Instant through)
+            throws IOException {
+        record(store, pipeline, jobVersion, 0, through.toString(), through.toString());
+    }
+
+    private static void record(
+            ObjectStore store,
+            String pipeline,
+            int jobVersion,
+            long sequence,
+            String promotedAt,
+            String completeThrough)
+            throws IOException {
         Map<String, Object> line = new TreeMap<>();
         line.put("pipeline", pipeline);
-        line.put("job_version", current.path("jobVersion").asInt());
+        line.put("job_version", jobVersion);
         line.put("sequence", sequence);
-        line.put("promoted_at", current.path("promotedAt").asText());
-        line.put("complete_through", current.path("completeThrough").asText());
+        line.put("promoted_at", promotedAt);
+        line.put("complete_through", completeThrough);
         store.putIfAbsent(
                 ObjectKeys.promotionKey(pipeline, sequence),
                 (JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8),

@@ -115,7 +115,10 @@ class CurrentVersionTest {
             assertThat(promotion(store, 3).path("job_version").asInt()).isEqualTo(1);
             assertThat(promotion(store, 3).path("complete_through").asText())
                     .isEqualTo("2026-11-30T10:10:00Z");
-            assertThat(StoreContents.keys(store, "telemetry/promoted/")).hasSize(3);
+            assertThat(promotion(store, 0).path("job_version").asInt())
+                    .as("sequence 0: the first version to complete a window, no promotion's")
+                    .isEqualTo(1);
+            assertThat(StoreContents.keys(store, "telemetry/promoted/")).hasSize(4);
 
             store.delete(ObjectKeys.promotionKey("telemetry", 3));
             assertThat(CurrentVersion.promote(store, "telemetry", 1).reason())
