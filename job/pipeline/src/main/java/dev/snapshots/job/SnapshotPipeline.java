@@ -91,9 +91,11 @@ public final class SnapshotPipeline {
     }
 
     private static CanonicalSnapshotSink<WindowAggregate> snapshotSink(JobConfig config) {
-        return sink(config, new WindowAggregate.Format(), config.buckets())
-                .bucketing(config.bucketing())
-                .build();
+        CanonicalSnapshotSinkBuilder<WindowAggregate> sink =
+                sink(config, new WindowAggregate.Format(), config.buckets())
+                        .bucketing(config.bucketing());
+        config.icebergTable().ifPresent(sink::readerTable);
+        return sink.build();
     }
 
     public static Streams streams(JobConfig config, DataStream<Ingested> judged) {

@@ -4,6 +4,10 @@ import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
 import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
 import org.apache.avro.Schema;
 import org.apache.flink.annotation.PublicEvolving;
 
@@ -33,6 +37,37 @@ public interface ReaderTable extends Serializable {
      * table's columns come from).
      */
     record Output(StoreSpec store, CompletionPointer.Scope scope, Schema rows) {}
+
+    /**
+     * The reader table of kind {@code kind} ({@code iceberg}) named {@code table}, made by the
+     * {@link Factory} on the classpath: what SQL tables and the bundled job, which keep no
+     * dependency on a table format, name by options.
+     *
+     * @throws IllegalArgumentException if no factory makes that kind, or it refuses the options
+     */
+    static ReaderTable of(String kind, String table, Map<String, String> properties) {
+        List<String> kinds = new ArrayList<>();
+        for (Factory f : ServiceLoader.load(Factory.class, Factory.class.getClassLoader())) {
+            if (f.identifier().equals(kind)) {
+                return f.create(table, properties);
+            }
+            kinds.add(f.identifier());
+        }
+        throw new IllegalArgumentException(
+                "no reader table of kind '"
+                        + kind
+                        + "' on the classpath (found: "
+                        + kinds
+                        + "): an Iceberg table needs snapshots-sink-iceberg in the job, and"
+                        + " Iceberg's iceberg-flink-runtime in Flink's lib/");
+    }
+
+    /** Makes reader tables of one kind from options; found through {@link ServiceLoader}. */
+    interface Factory {
+        String identifier();
+
+        ReaderTable create(String table, Map<String, String> properties);
+    }
 
     /** One sink's view of the table. */
     interface Follower extends AutoCloseable {

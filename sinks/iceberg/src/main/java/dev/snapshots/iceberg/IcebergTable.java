@@ -155,6 +155,30 @@ public final class IcebergTable implements ReaderTable {
         }
     }
 
+    /**
+     * {@code iceberg}: for SQL tables and the bundled job, which name the table by options. Iceberg
+     * itself missing from the classpath is said here, not on the first window.
+     */
+    public static final class Factory implements ReaderTable.Factory {
+        @Override
+        public String identifier() {
+            return "iceberg";
+        }
+
+        @Override
+        public ReaderTable create(String table, Map<String, String> properties) {
+            try {
+                Class.forName("org.apache.iceberg.CatalogUtil", false, getClass().getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalArgumentException(
+                        "an Iceberg table needs Iceberg: put iceberg-flink-runtime-1.20 ("
+                                + "1.10 or later) into Flink's lib/",
+                        e);
+            }
+            return in(properties, table);
+        }
+    }
+
     @Override
     public String toString() {
         return "Iceberg table "

@@ -202,7 +202,7 @@ class IcebergTableITCase {
     }
 
     /** The windows the branch's snapshots added, oldest first. */
-    private static List<Long> windowsCommitted(Table t, String branch) {
+    static List<Long> windowsCommitted(Table t, String branch) {
         List<Long> windows = new ArrayList<>();
         for (Snapshot s : SnapshotUtil.ancestorsOf(t.snapshot(branch).snapshotId(), t::snapshot)) {
             String start = s.summary().get(IcebergWindows.WINDOW_START_MILLIS);

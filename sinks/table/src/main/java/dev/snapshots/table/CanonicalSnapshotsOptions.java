@@ -96,11 +96,27 @@ public final class CanonicalSnapshotsOptions {
                                     + " published with one conditional PUT; larger ones are"
                                     + " uploaded before the checkpoint. 0 stages every part.");
 
+    /** Options that start with this are the Iceberg catalog's properties, without it. */
+    public static final String ICEBERG_CATALOG_PREFIX = "iceberg.catalog.";
+
     public static final ConfigOption<Integer> PUBLISH_CONCURRENCY =
             key("publish-concurrency")
                     .intType()
                     .defaultValue(CanonicalSnapshotSinkBuilder.DEFAULT_PUBLISH_CONCURRENCY)
                     .withDescription("Parts of one commit published at a time.");
+
+    public static final ConfigOption<String> ICEBERG_TABLE =
+            key("iceberg.table")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "An Iceberg table (namespace.name) kept up with the complete windows:"
+                                    + " one commit per window, job version N on branch vN. Its"
+                                    + " catalog's properties are the options that start with '"
+                                    + ICEBERG_CATALOG_PREFIX
+                                    + "' ('iceberg.catalog.type' = 'glue', ...). Needs"
+                                    + " snapshots-sink-iceberg and Iceberg's iceberg-flink-runtime"
+                                    + " in Flink's lib/.");
 
     /**
      * The store a table's options name: {@link #STORE} with its endpoint and region, if set. Also

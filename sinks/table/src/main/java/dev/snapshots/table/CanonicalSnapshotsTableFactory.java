@@ -1,6 +1,8 @@
 package dev.snapshots.table;
 
 import static dev.snapshots.table.CanonicalSnapshotsOptions.BUCKETS;
+import static dev.snapshots.table.CanonicalSnapshotsOptions.ICEBERG_CATALOG_PREFIX;
+import static dev.snapshots.table.CanonicalSnapshotsOptions.ICEBERG_TABLE;
 import static dev.snapshots.table.CanonicalSnapshotsOptions.INLINE_THRESHOLD;
 import static dev.snapshots.table.CanonicalSnapshotsOptions.JOB_VERSION;
 import static dev.snapshots.table.CanonicalSnapshotsOptions.PIPELINE;
@@ -11,9 +13,13 @@ import static dev.snapshots.table.CanonicalSnapshotsOptions.STORE_ENDPOINT;
 import static dev.snapshots.table.CanonicalSnapshotsOptions.STORE_REGION;
 import static dev.snapshots.table.CanonicalSnapshotsOptions.WINDOW;
 
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSink;
+import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
@@ -58,13 +64,14 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                 STORE_REGION,
                 SCHEMA_VERSION,
                 INLINE_THRESHOLD,
-                PUBLISH_CONCURRENCY);
+                PUBLISH_CONCURRENCY,
+                ICEBERG_TABLE);
     }
 
     @Override
     public DynamicTableSink createDynamicTableSink(Context context) {
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-        helper.validate();
+        helper.validateExcept(ICEBERG_CATALOG_PREFIX);
         ReadableConfig options = helper.getOptions();
         String table = context.getObjectIdentifier().getObjectName();
         TableRowFormat format =
@@ -73,7 +80,7 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                         context.getCatalogTable().getResolvedSchema());
         CanonicalSnapshotSink<RowData> sink;
         try {
-            sink =
+            CanonicalSnapshotSinkBuilder<RowData> builder =
                     CanonicalSnapshotSink.<RowData>builder()
                             .store(CanonicalSnapshotsOptions.store(options))
                             .pipeline(options.get(PIPELINE))
@@ -86,8 +93,15 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                             .publishConcurrency(options.get(PUBLISH_CONCURRENCY))
                             .rowFormat(format)
                             // Savepoints know the assembling window and the sink by these.
-                            .uids("snapshot-parts-" + table, "snapshots-" + table)
-                            .build();
+                            .uids("snapshot-parts-" + table, "snapshots-" + table);
+            if (options.getOptional(ICEBERG_TABLE).isPresent()) {
+                builder.readerTable(
+                        ReaderTable.of(
+                                "iceberg",
+                                options.get(ICEBERG_TABLE),
+                                icebergCatalog(context.getCatalogTable().getOptions())));
+            }
+            sink = builder.build();
         } catch (IllegalArgumentException e) {
             throw new ValidationException(
                     "table "
@@ -97,5 +111,16 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                     e);
         }
         return new CanonicalSnapshotsTableSink(table, sink, format);
+    }
+
+    private static Map<String, String> icebergCatalog(Map<String, String> options) {
+        Map<String, String> catalog = new TreeMap<>();
+        options.forEach(
+                (key, value) -> {
+                    if (key.startsWith(ICEBERG_CATALOG_PREFIX)) {
+                        catalog.put(key.substring(ICEBERG_CATALOG_PREFIX.length()), value);
+                    }
+                });
+        return catalog;
     }
 }

@@ -5,6 +5,7 @@ import static dev.snapshots.job.config.JobOptions.*;
 import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.sink.Bucketing;
 import dev.snapshots.store.StoreSpec;
 import java.io.Serializable;
@@ -13,8 +14,10 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
@@ -249,6 +252,25 @@ public final class JobConfig implements Serializable {
                             + get(START)
                             + "'");
         }
+    }
+
+    /** The Iceberg table {@code --iceberg-table} names, if any. */
+    public Optional<ReaderTable> icebergTable() {
+        if (get(ICEBERG_TABLE).isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, String> catalog = new TreeMap<>();
+        for (String pair : get(ICEBERG_CATALOG).split(",")) {
+            int equals = pair.indexOf('=');
+            if (equals < 1) {
+                throw new IllegalArgumentException(
+                        "--iceberg-catalog takes key=value pairs separated by commas, got '"
+                                + get(ICEBERG_CATALOG)
+                                + "'");
+            }
+            catalog.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+        }
+        return Optional.of(ReaderTable.of("iceberg", get(ICEBERG_TABLE), catalog));
     }
 
     public StoreSpec store() {

@@ -93,6 +93,23 @@ public final class JobOptions {
                     .stringType()
                     .defaultValue("")
                     .withDescription("AWS region of the store (default: the SDK's chain)");
+    public static final ConfigOption<String> ICEBERG_TABLE =
+            key("snapshots.iceberg-table")
+                    .stringType()
+                    .defaultValue("")
+                    .withDescription(
+                            "an Iceberg table (namespace.name) kept up with the complete windows,"
+                                    + " one commit per window, job version N on branch vN; needs"
+                                    + " --iceberg-catalog, and Iceberg's iceberg-flink-runtime in"
+                                    + " Flink's lib/");
+    public static final ConfigOption<String> ICEBERG_CATALOG =
+            key("snapshots.iceberg-catalog")
+                    .stringType()
+                    .defaultValue("")
+                    .withDescription(
+                            "the Iceberg catalog's properties as key=value pairs separated by"
+                                    + " commas, e.g. type=glue or type=jdbc,uri=jdbc:postgresql://..."
+                                    + " (Iceberg's CatalogUtil names them)");
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL =
             key("snapshots.checkpoint-interval")
                     .durationType()
@@ -223,6 +240,8 @@ public final class JobOptions {
                     STORE,
                     ENDPOINT,
                     REGION,
+                    ICEBERG_TABLE,
+                    ICEBERG_CATALOG,
                     CHECKPOINT_INTERVAL,
                     PUBLISH_CONCURRENCY,
                     INLINE_THRESHOLD,
