@@ -130,13 +130,41 @@ public final class IcebergTable implements ReaderTable {
     Opened open(StoreSpec store) {
         Map<String, String> properties = new TreeMap<>();
         if (!catalog.containsKey("io-impl")) {
-            properties.putAll(StoreFileIO.properties(store));
+            properties.putAll(fileIO(store));
         }
         properties.put("warehouse", StoreFileIO.rootOf(store));
         properties.putAll(catalog);
         return new Opened(
                 CatalogUtil.buildIcebergCatalog(
                         catalog.getOrDefault("name", "snapshots"), properties, null));
+    }
+
+    /**
+     * {@link StoreFileIO} where Iceberg can load it: Iceberg loads a FileIO with its own class
+     * loader, so with Iceberg in Flink's lib/ and this module in a job jar it cannot. Then
+     * Iceberg's own, told the store's endpoint: S3FileIO for s3:// (the AWS SDK beside Iceberg, as
+     * iceberg-aws-bundle puts it), HadoopFileIO for file://.
+     */
+    private static Map<String, String> fileIO(StoreSpec store) {
+        try {
+            Class.forName(StoreFileIO.class.getName(), false, CatalogUtil.class.getClassLoader());
+            return StoreFileIO.properties(store);
+        } catch (ClassNotFoundException e) {
+            LOG.info(
+                    "Iceberg is loaded apart from snapshots-sink-iceberg (Flink's lib/ and the"
+                            + " job jar): the table's metadata goes through Iceberg's"
+                            + " ResolvingFileIO, not the sink's store client");
+            Map<String, String> p = new TreeMap<>();
+            p.put("io-impl", "org.apache.iceberg.io.ResolvingFileIO");
+            store.endpoint()
+                    .ifPresent(
+                            endpoint -> {
+                                p.put("s3.endpoint", endpoint);
+                                p.put("s3.path-style-access", "true");
+                            });
+            store.region().ifPresent(region -> p.put("client.region", region));
+            return p;
+        }
     }
 
     /** A catalog, closed with the follower or command that opened it. */

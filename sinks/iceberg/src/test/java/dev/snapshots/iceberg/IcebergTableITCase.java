@@ -213,7 +213,7 @@ class IcebergTableITCase {
         return windows;
     }
 
-    private static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
+    static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
         List<Row> rows = new ArrayList<>();
         try (CloseableIterable<Record> records =
                 IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).build()) {
@@ -253,7 +253,7 @@ class IcebergTableITCase {
                 .replace("payments/v=1/", "");
     }
 
-    private static List<String> dataFiles(Table t) throws IOException {
+    static List<String> dataFiles(Table t) throws IOException {
         List<String> files = new ArrayList<>();
         for (Snapshot s : t.snapshots()) {
             for (DataFile f : s.addedDataFiles(t.io())) {

@@ -8,7 +8,6 @@ import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -55,18 +54,25 @@ final class WindowTotals {
     private WindowTotals() {}
 
     static List<Payment> payments(long seed, int count, int windows) {
-        Random random = new Random(seed);
         List<Payment> payments = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            Payment p = new Payment();
-            p.device = "device-" + random.nextInt(40);
-            p.timeMillis = START + (long) (random.nextDouble() * windows * WINDOW);
-            p.amount = BigDecimal.valueOf(random.nextInt(100_000), 2);
-            payments.add(p);
+            payments.add(payment(seed, i, count, windows));
         }
-        // In time order: the job's watermarks are monotonous, and a late payment would be dropped.
-        payments.sort(Comparator.comparingLong(p -> p.timeMillis));
         return payments;
+    }
+
+    /**
+     * Payment {@code index} of {@code count} spread evenly over {@code windows}: in time order, as
+     * the job's monotonous watermarks need (a late payment would be dropped), and a pure function
+     * of its index, so a generator source and the reference agree.
+     */
+    static Payment payment(long seed, long index, int count, int windows) {
+        Random random = new Random(seed * 1_000_003L + index);
+        Payment p = new Payment();
+        p.device = "device-" + random.nextInt(40);
+        p.timeMillis = START + index * windows * WINDOW / count;
+        p.amount = BigDecimal.valueOf(random.nextInt(100_000), 2);
+        return p;
     }
 
     static List<Row> reference(List<Payment> payments) {
