@@ -39,6 +39,12 @@ public interface ReaderTable extends Serializable {
     record Output(StoreSpec store, CompletionPointer.Scope scope, Schema rows) {}
 
     /**
+     * Shows job version {@code jobVersion} to readers, all of it at once. The caller checks first
+     * that readers lose nothing ({@code snapshots promote} does, with the audit before it).
+     */
+    void promote(StoreSpec store, int jobVersion) throws IOException;
+
+    /**
      * The reader table of kind {@code kind} ({@code iceberg}) named {@code table}, made by the
      * {@link Factory} on the classpath: what SQL tables and the bundled job, which keep no
      * dependency on a table format, name by options.

@@ -96,6 +96,7 @@ public final class IcebergTable implements ReaderTable {
      *
      * @throws IllegalArgumentException if the version never committed to the table
      */
+    @Override
     public void promote(StoreSpec store, int jobVersion) {
         try (Opened opened = open(store)) {
             Table t = opened.catalog().loadTable(identifier());
@@ -122,12 +123,15 @@ public final class IcebergTable implements ReaderTable {
         }
     }
 
-    TableIdentifier identifier() {
+    public TableIdentifier identifier() {
         return TableIdentifier.parse(table);
     }
 
-    /** The catalog, with the store's FileIO and root unless the properties say otherwise. */
-    Opened open(StoreSpec store) {
+    /**
+     * The catalog as the sink opens it, with the store's FileIO and root unless the properties say
+     * otherwise: for tools and tests that read the table as the sink wrote it.
+     */
+    public Opened open(StoreSpec store) {
         Map<String, String> properties = new TreeMap<>();
         if (!catalog.containsKey("io-impl")) {
             properties.putAll(fileIO(store));
@@ -168,7 +172,7 @@ public final class IcebergTable implements ReaderTable {
     }
 
     /** A catalog, closed with the follower or command that opened it. */
-    record Opened(Catalog catalog) implements AutoCloseable {
+    public record Opened(Catalog catalog) implements AutoCloseable {
         @Override
         public void close() {
             if (catalog instanceof AutoCloseable closeable) {

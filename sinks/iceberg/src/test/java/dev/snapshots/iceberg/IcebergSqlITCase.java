@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.snapshots.iceberg.WindowTotals.Payment;
 import dev.snapshots.iceberg.WindowTotals.Row;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.IcebergCatalogs;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
@@ -47,7 +48,7 @@ class IcebergSqlITCase {
     @Test
     void aSqlTableWithIcebergOptionsFillsTheIcebergTableOncePerWindow() throws Exception {
         StoreSpec store = StoreSpec.local(tmp.resolve("store"));
-        Map<String, String> catalog = IcebergTableITCase.sqliteCatalog(tmp.resolve("catalog.db"));
+        Map<String, String> catalog = IcebergCatalogs.sqlite(tmp.resolve("catalog.db"));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(100);

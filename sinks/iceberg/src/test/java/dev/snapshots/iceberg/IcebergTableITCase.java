@@ -9,6 +9,7 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.IcebergCatalogs;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -22,7 +23,6 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -151,34 +151,8 @@ class IcebergTableITCase {
     }
 
     private IcebergTable table() throws Exception {
-        return IcebergTable.in(sqliteCatalog(tmp.resolve("catalog.db")), "analytics.payments");
-    }
-
-    /**
-     * A JDBC catalog in SQLite. Followers in several tasks use it at once: they wait for each
-     * other's writes (SQLite locks the whole file) instead of failing. Its tables are created here,
-     * once: Iceberg's check for them leaves a statement open on its connection, which holds a read
-     * lock on the whole file and blocks every writer.
-     */
-    static Map<String, String> sqliteCatalog(Path db) throws Exception {
-        Map<String, String> properties =
-                Map.of(
-                        "type",
-                        "jdbc",
-                        "uri",
-                        "jdbc:sqlite:" + db,
-                        "warehouse",
-                        db.getParent().toUri().toString(),
-                        "jdbc.busy_timeout",
-                        "60000");
-        try (AutoCloseable tables =
-                (AutoCloseable) CatalogUtil.buildIcebergCatalog("create", properties, null)) {
-            // created
-        }
-        Map<String, String> followers = new TreeMap<>(properties);
-        followers.put("jdbc.init-catalog-tables", "false");
-        followers.remove("warehouse");
-        return followers;
+        return IcebergTable.in(
+                IcebergCatalogs.sqlite(tmp.resolve("catalog.db")), "analytics.payments");
     }
 
     private static ReaderTable.Output output(StoreSpec store, int jobVersion) {

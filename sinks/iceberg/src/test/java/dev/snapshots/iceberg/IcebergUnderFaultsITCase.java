@@ -8,6 +8,7 @@ import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.FaultProxy;
 import dev.snapshots.testkit.FaultProxy.Fault;
+import dev.snapshots.testkit.IcebergCatalogs;
 import dev.snapshots.testkit.S3ProxyServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,8 +71,7 @@ class IcebergUnderFaultsITCase {
         StoreSpec direct = StoreSpec.parse("s3://" + bucket + "/out").withEndpoint(s3.endpoint());
         IcebergTable table =
                 IcebergTable.in(
-                        IcebergTableITCase.sqliteCatalog(tmp.resolve("catalog.db")),
-                        "analytics.payments");
+                        IcebergCatalogs.sqlite(tmp.resolve("catalog.db")), "analytics.payments");
         List<Row> reference = WindowTotals.reference(WindowTotals.payments(SEED, COUNT, WINDOWS));
         Map<Long, List<Row>> expected = byWindow(reference);
 

@@ -7,6 +7,7 @@ import dev.snapshots.job.config.CommandLine;
 import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.job.config.JobOptions;
 import dev.snapshots.progress.CurrentVersion;
+import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.IOException;
@@ -54,6 +55,7 @@ public final class JobLifecycle {
                     "       snapshots upgrade --rest URL --jar JAR --roll local|COMMAND PROGRAM",
                     "       snapshots replay  --rest URL --jar JAR --from-savepoint PATH PROGRAM (of job version N+1)",
                     "       snapshots promote STORE_URI --job-version N [--pipeline P] [--endpoint URL] [--force]",
+                    "                         [--iceberg-table NS.T --iceberg-catalog K=V,...]",
                     "       snapshots release --rest URL",
                     "       snapshots savepoint --rest URL --job-version N [--pipeline P]",
                     "",
@@ -73,7 +75,8 @@ public final class JobLifecycle {
                     "  promote   make N the version readers follow, only if readers lose no window: N must start no later and be",
                     "            complete no less far than the current version (with none current: than every other version);",
                     "            --force promotes anyway, naming the windows lost. Writes _current.json, then a record in",
-                    "            {P}/promoted/ that the views of 'snapshots ddl' and the README's query read",
+                    "            {P}/promoted/ that the views of 'snapshots ddl' and the README's query read; with",
+                    "            --iceberg-table, also moves the Iceberg table's main to branch vN, in one commit",
                     "  release   before a JobManager stops (its entrypoint on SIGTERM): cancel the jobs it runs, and those that",
                     "            appear meanwhile, and wait until they have ended; their checkpoints stay, and the next",
                     "            JobManager's 'submit' resumes from them",
@@ -475,7 +478,15 @@ public final class JobLifecycle {
     }
 
     private static int promote(String[] args, PrintStream out) throws Exception {
-        StoreArgs parsed = StoreArgs.parse(args, USAGE, Set.of("force"), "job-version", "pipeline");
+        StoreArgs parsed =
+                StoreArgs.parse(
+                        args,
+                        USAGE,
+                        Set.of("force"),
+                        "job-version",
+                        "pipeline",
+                        "iceberg-table",
+                        "iceberg-catalog");
         String version = parsed.flags().get("job-version");
         if (version == null || !version.matches("\\d{1,9}")) {
             throw new IllegalArgumentException("--job-version N is required, a whole number");
@@ -492,6 +503,15 @@ public final class JobLifecycle {
                     (p.promoted() ? "promoted: " : "promotion refused: ")
                             + p.reason()
                             + p.before().map(v -> " (was v=" + v + ")").orElse(""));
+            Optional<ReaderTable> iceberg =
+                    JobConfig.icebergTable(
+                            parsed.flags().get("iceberg-table"),
+                            parsed.flags().get("iceberg-catalog"));
+            if (p.promoted() && iceberg.isPresent()) {
+                // After the same check: the table's readers lose no window either.
+                iceberg.get().promote(parsed.store(), Integer.parseInt(version));
+                out.println("promoted: " + iceberg.get() + " shows v=" + version + " on main");
+            }
             return p.promoted() ? 0 : 1;
         }
     }

@@ -256,21 +256,30 @@ public final class JobConfig implements Serializable {
 
     /** The Iceberg table {@code --iceberg-table} names, if any. */
     public Optional<ReaderTable> icebergTable() {
-        if (get(ICEBERG_TABLE).isEmpty()) {
+        return icebergTable(get(ICEBERG_TABLE), get(ICEBERG_CATALOG));
+    }
+
+    /**
+     * The Iceberg table {@code table} (empty: none) in the catalog {@code catalog} names as
+     * key=value pairs separated by commas: {@code --iceberg-table} and {@code --iceberg-catalog},
+     * for the job and for {@code promote}.
+     */
+    public static Optional<ReaderTable> icebergTable(String table, String catalog) {
+        if (table == null || table.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, String> catalog = new TreeMap<>();
-        for (String pair : get(ICEBERG_CATALOG).split(",")) {
+        Map<String, String> properties = new TreeMap<>();
+        for (String pair : catalog == null ? new String[] {""} : catalog.split(",")) {
             int equals = pair.indexOf('=');
             if (equals < 1) {
                 throw new IllegalArgumentException(
                         "--iceberg-catalog takes key=value pairs separated by commas, got '"
-                                + get(ICEBERG_CATALOG)
+                                + catalog
                                 + "'");
             }
-            catalog.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+            properties.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
         }
-        return Optional.of(ReaderTable.of("iceberg", get(ICEBERG_TABLE), catalog));
+        return Optional.of(ReaderTable.of("iceberg", table, properties));
     }
 
     public StoreSpec store() {
