@@ -14,6 +14,7 @@ import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -205,6 +206,20 @@ public final class JobOutput {
         objects.merge(part, 1, Integer::sum);
     }
 
+    /** The rows of each window before {@code beforeWindow}, sorted: a window as readers see it. */
+    public Map<Long, List<String>> rowsByWindow(long beforeWindow) {
+        Map<Long, List<String>> windows = new TreeMap<>();
+        parts.forEach(
+                (part, rows) -> {
+                    long window = Long.parseLong(part.substring(0, part.indexOf('/')));
+                    if (window < beforeWindow) {
+                        windows.computeIfAbsent(window, w -> new ArrayList<>()).addAll(rows);
+                    }
+                });
+        windows.values().forEach(Collections::sort);
+        return windows;
+    }
+
     /** Every way this (published) output differs from {@code expected}, one readable line each. */
     public List<String> differences(JobOutput expected) {
         List<String> out = new ArrayList<>();
@@ -271,7 +286,8 @@ public final class JobOutput {
         return Math.round((Double) r.get(field) * 1_000_000d);
     }
 
-    static String row(
+    /** A row as the reference renders it; also for readers of other copies (the Iceberg table). */
+    public static String row(
             String device,
             long window,
             long count,

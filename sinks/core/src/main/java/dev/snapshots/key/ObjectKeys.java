@@ -107,6 +107,14 @@ public final class ObjectKeys {
             Pattern.compile("([a-z0-9][a-z0-9_-]*)/v=(\\d{1,9})/");
     private static final Pattern READER_RECORD =
             Pattern.compile("[a-z0-9][a-z0-9_-]*/(complete|promoted)/[^/]+\\.json");
+
+    /**
+     * Under a pipeline: its reader table's files (Iceberg's metadata), see {@link #readerTable}.
+     */
+    private static final String READER_TABLE_DIRECTORY = "_iceberg";
+
+    private static final Pattern READER_TABLE_FILE =
+            Pattern.compile("[a-z0-9][a-z0-9_-]*/" + READER_TABLE_DIRECTORY + "/.+");
     private static final Pattern DATE_DIRECTORY =
             Pattern.compile(".*/date=(\\d{4}-\\d{2}-\\d{2})/");
 
@@ -232,6 +240,14 @@ public final class ObjectKeys {
     public static String pipelinePrefix(String pipeline) {
         WorkIdentity.requirePipeline(pipeline);
         return pipeline + "/";
+    }
+
+    /**
+     * Where a pipeline's reader table keeps its own files (an Iceberg table's metadata), no slash
+     * at the end: a table location. Its data files are the parts themselves.
+     */
+    public static String readerTable(String pipeline) {
+        return pipelinePrefix(pipeline) + READER_TABLE_DIRECTORY;
     }
 
     /** The namespace one job version writes into: a replay with version N+1 never touches N's. */
@@ -409,6 +425,7 @@ public final class ObjectKeys {
     public static boolean isProtocolObject(String key) {
         return isPointer(key)
                 || READER_RECORD.matcher(key).matches()
+                || READER_TABLE_FILE.matcher(key).matches()
                 || key.endsWith("/" + IDENTITY_FILE)
                 || key.startsWith(CONFORMANCE_PREFIX)
                 || key.startsWith(DIVERGENCE_PREFIX)

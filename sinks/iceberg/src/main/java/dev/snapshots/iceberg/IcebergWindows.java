@@ -347,10 +347,7 @@ final class IcebergWindows implements ReaderTable.Follower {
                     c.buildTable(id, schema)
                             .withPartitionSpec(IcebergSchemas.spec(schema))
                             .withLocation(
-                                    root
-                                            + "/"
-                                            + ObjectKeys.pipelinePrefix(output.scope().pipeline())
-                                            + "_iceberg")
+                                    root + "/" + ObjectKeys.readerTable(output.scope().pipeline()))
                             .withProperty(TableProperties.FORMAT_VERSION, "2")
                             .withProperty(
                                     TableProperties.DEFAULT_NAME_MAPPING,

@@ -190,6 +190,19 @@ class ObjectKeysTest {
                 .noneMatch(ObjectKeys::isProtocolObject);
     }
 
+    @Test
+    void theReaderTablesFilesAreThePipelinesOwnObjects() {
+        String table = ObjectKeys.readerTable("orders");
+        assertThat(table).isEqualTo("orders/_iceberg");
+        assertThat(
+                        List.of(
+                                table + "/metadata/00003-1f2e.metadata.json",
+                                table + "/metadata/snap-6811510674248270484-1-4079.avro"))
+                .allMatch(ObjectKeys::isProtocolObject);
+        assertThat(List.of("orders/_icebergs/x.json", "_iceberg/metadata/x.json", table))
+                .noneMatch(ObjectKeys::isProtocolObject);
+    }
+
     /**
      * A valid identity: a pipeline name of 1-20 characters starting with a letter or digit, any of
      * five window lengths from a minute to a day, one of the first 200,001 windows since 1970,

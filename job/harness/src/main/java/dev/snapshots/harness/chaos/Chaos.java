@@ -53,13 +53,18 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
 public final class Chaos {
     public static final String JOB_JAR =
             "job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar";
+
+    /** The job with Iceberg inside: the local cluster's lib/ has none. */
+    static final String JOB_ICEBERG_JAR =
+            "job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job-iceberg.jar";
+
     public static final String USAGE =
             String.join(
                     "\n",
                     "usage: snapshots chaos [--windows N] [--kills K] [--jobmanager-kills K] [--overlap W] [--jobmanager-overlap W]",
                     "                       [--catch-up C] [--s3-faults RATE] [--s3-outage SECONDS] [--inline-threshold BYTES] [--seed S]",
                     "                       [--shards H] [--taskmanagers T] [--events-per-window E] [--window-seconds P] [--keep-cluster]",
-                    "                       [--json]",
+                    "                       [--iceberg] [--json]",
                     "",
                     "  --windows N            windows of event time to produce [12]",
                     "  --kills K              TaskManagers to SIGKILL at random moments, each replaced [2]",
@@ -83,6 +88,8 @@ public final class Chaos {
                     "  --events-per-window E  records produced per window [200]",
                     "  --window-seconds P     wall-clock seconds over which one window's records are produced [10]",
                     "  --keep-cluster         leave the cluster up afterwards (snapshots cluster down stops it)",
+                    "  --iceberg              the job also keeps an Iceberg table (a JDBC catalog in SQLite beside the run), which a",
+                    "                         reader polls throughout: every window it sees must be whole, each committed once",
                     "  --json                 print report.json instead of report.md at the end",
                     "",
                     "Writes target/chaos/report.json, report.md, report.html (the timeline beside the pointer's progress) and",
@@ -215,8 +222,21 @@ public final class Chaos {
                             Fault.DROP_AFTER_FORWARD));
             String arn = Kinesalite.createStream(kinesis, "chaos-" + plan.seed, plan.shards);
             List<String> jobArgs =
-                    plan.jobArgs(
-                            arn, endpoints.get("kinesis"), proxy.endpoint(), plan.startMillis());
+                    new ArrayList<>(
+                            plan.jobArgs(
+                                    arn,
+                                    endpoints.get("kinesis"),
+                                    proxy.endpoint(),
+                                    plan.startMillis()));
+            String catalog = plan.iceberg() ? IcebergWatch.catalogFlag(out) : null;
+            if (plan.iceberg()) {
+                jobArgs.addAll(
+                        List.of(
+                                "--iceberg-table",
+                                IcebergWatch.TABLE,
+                                "--iceberg-catalog",
+                                catalog));
+            }
             report.put("shards", ordered("count", plan.shards, "subtasks", ChaosPlan.PARALLELISM));
             JobConfig config = JobConfig.parse(jobArgs.toArray(new String[0]));
 
@@ -230,8 +250,16 @@ public final class Chaos {
                 Deployer deployer =
                         new Deployer(
                                 plan, cluster, proxy, producer, jobs, report, progress, random);
-                deployer.start(root.resolve(JOB_JAR), jobArgs);
+                deployer.start(root.resolve(plan.iceberg() ? JOB_ICEBERG_JAR : JOB_JAR), jobArgs);
                 producer.start();
+                IcebergWatch iceberg =
+                        plan.iceberg()
+                                ? IcebergWatch.start(
+                                        catalog,
+                                        StoreSpec.parse(ChaosPlan.STORE_URI)
+                                                .withEndpoint(endpoints.get("s3")),
+                                        progress)
+                                : null;
                 carryOut(actions, producer, deployer);
                 closingWindow = producer.finish();
                 report.put("records", (long) plan.windows * plan.perWindow);
@@ -250,7 +278,10 @@ public final class Chaos {
                                 proxy.injected(Fault.DROP_AFTER_FORWARD),
                                 "requestsForwarded",
                                 proxy.forwarded()));
-                verifier.verify(config, closingWindow);
+                JobOutput expected = verifier.verify(config, closingWindow);
+                if (iceberg != null) {
+                    iceberg.verify(expected, closingWindow, report).forEach(report::violation);
+                }
             }
         }
     }

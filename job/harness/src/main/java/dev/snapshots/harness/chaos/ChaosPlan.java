@@ -113,7 +113,12 @@ final class ChaosPlan {
     }
 
     static ChaosPlan parse(String[] args) {
-        return new ChaosPlan(Flags.parse(args, FLAGS, Set.of("keep-cluster", "json")));
+        return new ChaosPlan(Flags.parse(args, FLAGS, Set.of("keep-cluster", "json", "iceberg")));
+    }
+
+    /** Whether the job keeps an Iceberg table, read throughout the run ({@link IcebergWatch}). */
+    boolean iceberg() {
+        return flags.containsKey("iceberg");
     }
 
     boolean json() {

@@ -71,7 +71,8 @@ final class Verifier {
         }
     }
 
-    void verify(JobConfig config, long closingWindow) throws Exception {
+    /** Checks the store; returns the reference, for the checks of other copies. */
+    JobOutput verify(JobConfig config, long closingWindow) throws Exception {
         JobOutput expected =
                 JobOutput.expected(
                         Sources.generatorFunction(config),
@@ -105,5 +106,6 @@ final class Verifier {
         progress.say(
                 "verified: %d parts expected, %d violations",
                 expected.parts.size(), report.violations().size());
+        return expected;
     }
 }
