@@ -132,6 +132,39 @@ data "aws_iam_policy_document" "task" {
     }
   }
 
+  # The Iceberg reader table in Glue (iceberg_glue_table): what Iceberg's GlueCatalog calls to
+  # create, load and commit it, on that database and table only. A commit is GetTable, then
+  # UpdateTable with the table's VersionId, Glue's optimistic lock; no lock table is needed.
+  dynamic "statement" {
+    for_each = local.iceberg_glue ? [1] : []
+    content {
+      sid       = "IcebergGlueDatabase"
+      actions   = ["glue:GetDatabase", "glue:CreateDatabase"]
+      resources = [local.glue_catalog_arn, local.glue_database_arn]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.iceberg_glue ? [1] : []
+    content {
+      sid       = "IcebergGlueTable"
+      actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable"]
+      resources = [local.glue_catalog_arn, local.glue_database_arn, local.glue_table_arn]
+    }
+  }
+
+  # The table's metadata is written with the sink's own client, under the snapshot prefix (read and
+  # created above, each file once, with If-None-Match, as the bucket policy asks). A commit that
+  # loses a race deletes the metadata it wrote; never a data file, which is a canonical part.
+  dynamic "statement" {
+    for_each = local.iceberg_glue ? [1] : []
+    content {
+      sid       = "IcebergUncommittedMetadata"
+      actions   = ["s3:DeleteObject"]
+      resources = ["${local.bucket_arn}/${var.snapshot_prefix}${var.pipeline}/_iceberg/metadata/*"]
+    }
+  }
+
   # The metrics sidecar publishes Flink's metrics as embedded-metric-format log events.
   statement {
     sid       = "PublishMetrics"
@@ -144,4 +177,12 @@ resource "aws_iam_role_policy" "task" {
   name   = "snapshots-job"
   role   = aws_iam_role.task.id
   policy = data.aws_iam_policy_document.task.json
+}
+
+locals {
+  iceberg_glue      = var.iceberg_glue_table != ""
+  glue_arn          = "arn:${data.aws_partition.current.partition}:glue:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}"
+  glue_catalog_arn  = "${local.glue_arn}:catalog"
+  glue_database_arn = "${local.glue_arn}:database/${split(".", var.iceberg_glue_table)[0]}"
+  glue_table_arn    = "${local.glue_arn}:table/${replace(var.iceberg_glue_table, ".", "/")}"
 }

@@ -74,6 +74,17 @@ variable "pipeline" {
   default     = "telemetry"
 }
 
+variable "iceberg_glue_table" {
+  description = "The job's Iceberg reader table in Glue, as the job names it (IcebergTable.in with 'type' = 'glue', e.g. \"analytics.telemetry\"): the task role may then create and read that database, create, read and commit that table, and delete Iceberg's uncommitted metadata under <snapshot_prefix><pipeline>/_iceberg/metadata/. Empty (the default): no Glue permission."
+  type        = string
+  default     = ""
+  validation {
+    # What Iceberg's GlueCatalog accepts: Glue keeps names in lowercase.
+    condition     = var.iceberg_glue_table == "" || can(regex("^[a-z0-9_]{1,252}\\.[a-z0-9_]{1,255}$", var.iceberg_glue_table))
+    error_message = "iceberg_glue_table is database.table in lowercase letters, digits and underscores, as Iceberg's GlueCatalog names them."
+  }
+}
+
 variable "job_version" {
   description = "Job version the JobManager submits; bump it (with from_savepoint) to start v=N+1 from version N's state (README, runbook)."
   type        = number

@@ -340,3 +340,66 @@ run "a_jar_of_ones_own_gets_its_own_arguments" {
     error_message = "The flags before -- name the job (id, audit gate); the jar's own arguments follow it, as given."
   }
 }
+
+run "no_glue_permission_without_an_iceberg_table_on_glue" {
+  command = plan
+
+  assert {
+    condition     = length([for st in data.aws_iam_policy_document.task.statement : st.sid if startswith(st.sid, "Iceberg")]) == 0
+    error_message = "The task role gets no Glue permission, and no Iceberg metadata delete, unless iceberg_glue_table is set."
+  }
+  assert {
+    condition     = length(flatten([for st in data.aws_iam_policy_document.task.statement : [for a in st.actions : a if startswith(a, "glue:")]])) == 0
+    error_message = "No glue: action by default."
+  }
+}
+
+run "an_iceberg_table_on_glue_gets_its_database_and_table_only" {
+  command = plan
+  variables {
+    iceberg_glue_table = "analytics.payments"
+  }
+  # Another partition and region: the ARNs are built from them, not written for aws.
+  override_data {
+    target = data.aws_partition.current
+    values = { partition = "aws-cn", dns_suffix = "amazonaws.com.cn" }
+  }
+  override_data {
+    target = data.aws_region.current
+    values = { name = "cn-north-1" }
+  }
+
+  assert {
+    condition = ([for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergGlueDatabase"][0] == toset([
+      "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
+      "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
+    ]))
+    error_message = "The database statement names the account's catalog and that database, in the deployment's partition and region."
+  }
+  assert {
+    condition = ([for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergGlueTable"][0] == toset([
+      "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
+      "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
+      "arn:aws-cn:glue:cn-north-1:123456789012:table/analytics/payments",
+    ]))
+    error_message = "The table statement names that table, its database and the catalog: no wildcard."
+  }
+  assert {
+    condition = (toset(flatten([for st in data.aws_iam_policy_document.task.statement : [for a in st.actions : a if startswith(a, "glue:")]])) == toset([
+      "glue:GetDatabase", "glue:CreateDatabase", "glue:GetTable", "glue:CreateTable", "glue:UpdateTable",
+    ]))
+    error_message = "Only what GlueCatalog calls to create, load and commit the table: no delete, no listing."
+  }
+  assert {
+    condition     = [for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergUncommittedMetadata"][0] == toset(["arn:aws-cn:s3:::snap-bucket/snapshots/telemetry/_iceberg/metadata/*"])
+    error_message = "Iceberg may delete its own uncommitted metadata under the table's location, and nothing else."
+  }
+}
+
+run "a_glue_table_name_glue_refuses_is_refused" {
+  command = plan
+  variables {
+    iceberg_glue_table = "Analytics.payments-v2"
+  }
+  expect_failures = [var.iceberg_glue_table]
+}

@@ -103,7 +103,7 @@ class IcebergSqlITCase {
             }
         }
         assertThat(rows).containsExactlyInAnyOrderElementsOf(WindowTotals.reference(PAYMENTS));
-        assertThat(IcebergTableITCase.windowsCommitted(t, "v1"))
+        assertThat(IcebergTableChecks.windowsCommitted(t, "v1"))
                 .as("one commit per window")
                 .doesNotHaveDuplicates()
                 .hasSize(6);

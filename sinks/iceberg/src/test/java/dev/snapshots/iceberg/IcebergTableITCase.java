@@ -1,37 +1,35 @@
 package dev.snapshots.iceberg;
 
+import static dev.snapshots.iceberg.IcebergTableChecks.PAYMENTS;
+import static dev.snapshots.iceberg.IcebergTableChecks.WINDOWS;
+import static dev.snapshots.iceberg.IcebergTableChecks.dataFiles;
+import static dev.snapshots.iceberg.IcebergTableChecks.load;
+import static dev.snapshots.iceberg.IcebergTableChecks.output;
+import static dev.snapshots.iceberg.IcebergTableChecks.reference;
+import static dev.snapshots.iceberg.IcebergTableChecks.referenceWindows;
+import static dev.snapshots.iceberg.IcebergTableChecks.rows;
+import static dev.snapshots.iceberg.IcebergTableChecks.windowsCommitted;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.snapshots.iceberg.WindowTotals.Payment;
-import dev.snapshots.iceberg.WindowTotals.Row;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.IcebergCatalogs;
-import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.math.BigDecimal;
 import java.nio.file.Path;
-import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,16 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A real JDBC catalog (SQLite) with its optimistic lock, over real files.
  */
 class IcebergTableITCase {
-    @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
-
-    private static final int WINDOWS = 12;
-    private static final List<Payment> PAYMENTS = WindowTotals.payments(7, 3_000, WINDOWS);
+    @RegisterExtension static final MiniClusterExtension CLUSTER = IcebergTableChecks.cluster();
 
     @TempDir Path tmp;
 
@@ -155,56 +144,6 @@ class IcebergTableITCase {
                 IcebergCatalogs.sqlite(tmp.resolve("catalog.db")), "analytics.payments");
     }
 
-    private static ReaderTable.Output output(StoreSpec store, int jobVersion) {
-        return new ReaderTable.Output(
-                store,
-                WindowTotals.sink(store, jobVersion, null).config().pointerScope(),
-                WindowTotals.format().schema());
-    }
-
-    private static Table load(IcebergTable table, StoreSpec store) {
-        IcebergTable.Opened opened = table.open(store);
-        return opened.catalog().loadTable(table.identifier());
-    }
-
-    private static List<Long> referenceWindows() {
-        return reference().stream().map(Row::windowStart).distinct().sorted().toList();
-    }
-
-    private static List<Row> reference() {
-        return WindowTotals.reference(PAYMENTS);
-    }
-
-    /** The windows the branch's snapshots added, oldest first. */
-    static List<Long> windowsCommitted(Table t, String branch) {
-        List<Long> windows = new ArrayList<>();
-        for (Snapshot s : SnapshotUtil.ancestorsOf(t.snapshot(branch).snapshotId(), t::snapshot)) {
-            String start = s.summary().get(IcebergWindows.WINDOW_START_MILLIS);
-            if (start != null) {
-                windows.add(0, Long.parseLong(start));
-            }
-        }
-        return windows;
-    }
-
-    static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
-        List<Row> rows = new ArrayList<>();
-        try (CloseableIterable<Record> records =
-                IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).build()) {
-            for (Record r : records) {
-                rows.add(
-                        new Row(
-                                (String) r.getField("device"),
-                                ((OffsetDateTime) r.getField("window_start"))
-                                        .toInstant()
-                                        .toEpochMilli(),
-                                (Long) r.getField("payments"),
-                                (BigDecimal) r.getField("amount")));
-            }
-        }
-        return rows;
-    }
-
     /** Each data file's lower and upper bound of window_start, in milliseconds. */
     private static Map<String, List<Long>> windowBounds(Table t) {
         int id = t.schema().findField("window_start").fieldId();
@@ -225,15 +164,5 @@ class IcebergTableITCase {
         assertThat(bounds.get(0)).isEqualTo(bounds.get(1));
         return ObjectKeys.windowPrefix(PartKind.SNAPSHOT, "payments", 1, 1, bounds.get(0))
                 .replace("payments/v=1/", "");
-    }
-
-    static List<String> dataFiles(Table t) throws IOException {
-        List<String> files = new ArrayList<>();
-        for (Snapshot s : t.snapshots()) {
-            for (DataFile f : s.addedDataFiles(t.io())) {
-                files.add(f.location());
-            }
-        }
-        return files;
     }
 }

@@ -115,12 +115,12 @@ class IcebergUnderFaultsITCase {
         }
         try (IcebergTable.Opened opened = table.open(direct)) {
             Table t = opened.catalog().loadTable(table.identifier());
-            assertThat(IcebergTableITCase.windowsCommitted(t, "v1"))
+            assertThat(IcebergTableChecks.windowsCommitted(t, "v1"))
                     .as("one commit per window")
                     .containsExactlyElementsOf(expected.keySet());
-            assertThat(IcebergTableITCase.rows(t, t.currentSnapshot()))
+            assertThat(IcebergTableChecks.rows(t, t.currentSnapshot()))
                     .containsExactlyInAnyOrderElementsOf(reference);
-            assertThat(IcebergTableITCase.dataFiles(t)).doesNotHaveDuplicates();
+            assertThat(IcebergTableChecks.dataFiles(t)).doesNotHaveDuplicates();
         }
     }
 
@@ -142,7 +142,7 @@ class IcebergUnderFaultsITCase {
             Table t = opened.catalog().loadTable(table.identifier());
             return t.currentSnapshot() == null
                     ? Map.of()
-                    : byWindow(IcebergTableITCase.rows(t, t.currentSnapshot()));
+                    : byWindow(IcebergTableChecks.rows(t, t.currentSnapshot()));
         }
     }
 
