@@ -142,7 +142,9 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
                 readers = config.readerTable().get().follow(store, config.readerOutput());
             }
             readers.catchUp();
-        } catch (Exception e) {
+        } catch (Exception | LinkageError e) {
+            // A LinkageError too (the table format's classes missing): escaping, it would end this
+            // thread's update and leave the pointer waiting for a hand-back that never comes.
             readerTableFailures.inc();
             LOG.warn(
                     "could not bring the reader table up to the completion pointer of {}; the"
