@@ -1,5 +1,10 @@
 package dev.snapshots.iceberg;
 
+import static dev.snapshots.iceberg.IcebergTables.dataFiles;
+import static dev.snapshots.iceberg.IcebergTables.load;
+import static dev.snapshots.iceberg.IcebergTables.rows;
+import static dev.snapshots.iceberg.IcebergTables.sqliteCatalog;
+import static dev.snapshots.iceberg.IcebergTables.windowsCommitted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.snapshots.iceberg.WindowTotals.Payment;
@@ -9,29 +14,20 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
-import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.math.BigDecimal;
 import java.nio.file.Path;
-import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -154,43 +150,11 @@ class IcebergTableITCase {
         return IcebergTable.in(sqliteCatalog(tmp.resolve("catalog.db")), "analytics.payments");
     }
 
-    /**
-     * A JDBC catalog in SQLite. Followers in several tasks use it at once: they wait for each
-     * other's writes (SQLite locks the whole file) instead of failing. Its tables are created here,
-     * once: Iceberg's check for them leaves a statement open on its connection, which holds a read
-     * lock on the whole file and blocks every writer.
-     */
-    static Map<String, String> sqliteCatalog(Path db) throws Exception {
-        Map<String, String> properties =
-                Map.of(
-                        "type",
-                        "jdbc",
-                        "uri",
-                        "jdbc:sqlite:" + db,
-                        "warehouse",
-                        db.getParent().toUri().toString(),
-                        "jdbc.busy_timeout",
-                        "60000");
-        try (AutoCloseable tables =
-                (AutoCloseable) CatalogUtil.buildIcebergCatalog("create", properties, null)) {
-            // created
-        }
-        Map<String, String> followers = new TreeMap<>(properties);
-        followers.put("jdbc.init-catalog-tables", "false");
-        followers.remove("warehouse");
-        return followers;
-    }
-
     private static ReaderTable.Output output(StoreSpec store, int jobVersion) {
         return new ReaderTable.Output(
                 store,
                 WindowTotals.sink(store, jobVersion, null).config().pointerScope(),
                 WindowTotals.format().schema());
-    }
-
-    private static Table load(IcebergTable table, StoreSpec store) {
-        IcebergTable.Opened opened = table.open(store);
-        return opened.catalog().loadTable(table.identifier());
     }
 
     private static List<Long> referenceWindows() {
@@ -199,36 +163,6 @@ class IcebergTableITCase {
 
     private static List<Row> reference() {
         return WindowTotals.reference(PAYMENTS);
-    }
-
-    /** The windows the branch's snapshots added, oldest first. */
-    private static List<Long> windowsCommitted(Table t, String branch) {
-        List<Long> windows = new ArrayList<>();
-        for (Snapshot s : SnapshotUtil.ancestorsOf(t.snapshot(branch).snapshotId(), t::snapshot)) {
-            String start = s.summary().get(IcebergWindows.WINDOW_START_MILLIS);
-            if (start != null) {
-                windows.add(0, Long.parseLong(start));
-            }
-        }
-        return windows;
-    }
-
-    private static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
-        List<Row> rows = new ArrayList<>();
-        try (CloseableIterable<Record> records =
-                IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).build()) {
-            for (Record r : records) {
-                rows.add(
-                        new Row(
-                                (String) r.getField("device"),
-                                ((OffsetDateTime) r.getField("window_start"))
-                                        .toInstant()
-                                        .toEpochMilli(),
-                                (Long) r.getField("payments"),
-                                (BigDecimal) r.getField("amount")));
-            }
-        }
-        return rows;
     }
 
     /** Each data file's lower and upper bound of window_start, in milliseconds. */
@@ -251,15 +185,5 @@ class IcebergTableITCase {
         assertThat(bounds.get(0)).isEqualTo(bounds.get(1));
         return ObjectKeys.windowPrefix(PartKind.SNAPSHOT, "payments", 1, 1, bounds.get(0))
                 .replace("payments/v=1/", "");
-    }
-
-    private static List<String> dataFiles(Table t) throws IOException {
-        List<String> files = new ArrayList<>();
-        for (Snapshot s : t.snapshots()) {
-            for (DataFile f : s.addedDataFiles(t.io())) {
-                files.add(f.location());
-            }
-        }
-        return files;
     }
 }
