@@ -8,7 +8,6 @@ import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Instant;
-import java.time.LocalDate;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
@@ -21,6 +20,7 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.MetricsConfig;
 import org.apache.iceberg.OverwriteFiles;
+import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -74,8 +74,6 @@ final class IcebergWindows implements ReaderTable.Follower {
 
     /** The tag on the table's first, empty snapshot: where every version's branch starts. */
     static final String EMPTY = "snapshots-empty";
-
-    private static final long DAY_MILLIS = 86_400_000L;
 
     private final IcebergTable.Opened catalog;
     private final ObjectStore store;
@@ -226,11 +224,15 @@ final class IcebergWindows implements ReaderTable.Follower {
                 .withFormat(FileFormat.PARQUET)
                 .withFileSizeInBytes(content.length)
                 .withMetrics(metrics)
-                .withPartitionPath(
-                        table.spec().fields().get(0).name()
-                                + "="
-                                + LocalDate.ofEpochDay(Math.floorDiv(start, DAY_MILLIS)))
+                .withPartition(window(start))
                 .build();
+    }
+
+    /** The partition of a window: its start, in microseconds as Iceberg keeps timestamps. */
+    private PartitionData window(long start) {
+        PartitionData window = new PartitionData(table.spec().partitionType());
+        window.set(0, Math.multiplyExact(start, 1000L));
+        return window;
     }
 
     /**
