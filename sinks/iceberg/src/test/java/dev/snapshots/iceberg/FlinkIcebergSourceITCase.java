@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
@@ -37,13 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * use that, or S3FileIO, as Spark does.
  */
 class FlinkIcebergSourceITCase {
-    @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension CLUSTER = WindowTotals.cluster();
 
     private static final List<Payment> PAYMENTS = WindowTotals.payments(11, 2_000, 6);
 

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
@@ -39,13 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A real JDBC catalog (SQLite) with its optimistic lock, over real files.
  */
 class IcebergTableITCase {
-    @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension CLUSTER = WindowTotals.cluster();
 
     private static final int WINDOWS = 12;
     private static final List<Payment> PAYMENTS = WindowTotals.payments(7, 3_000, WINDOWS);

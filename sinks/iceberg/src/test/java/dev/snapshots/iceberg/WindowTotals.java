@@ -20,12 +20,14 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.table.annotation.DataTypeHint;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
 
 /**
@@ -108,6 +110,15 @@ final class WindowTotals {
 
     static PojoRowFormat<Total> format() {
         return PojoRowFormat.of(Total.class, "device");
+    }
+
+    /** The cluster the job runs on: one TaskManager with a slot per subtask. */
+    static MiniClusterExtension cluster() {
+        return new MiniClusterExtension(
+                new MiniClusterResourceConfiguration.Builder()
+                        .setNumberTaskManagers(1)
+                        .setNumberSlotsPerTaskManager(2)
+                        .build());
     }
 
     /** Runs the bounded job to its end at parallelism 2. */
