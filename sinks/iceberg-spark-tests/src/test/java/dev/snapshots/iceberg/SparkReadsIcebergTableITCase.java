@@ -52,13 +52,18 @@ class SparkReadsIcebergTableITCase {
                 WindowTotals.reference(PAYMENTS).stream()
                         .collect(Collectors.groupingBy(Row::windowStart, TreeMap::new, toList()));
 
-        JobClient job =
-                WindowTotals.start(
-                        PAYMENTS,
-                        PER_SECOND,
-                        WindowTotals.sink(
-                                store, 1, IcebergTable.in(catalog, "analytics.payments")));
         try (SparkSession spark = spark(catalog)) {
+            // Spark is up before the job starts: its first query takes seconds.
+            spark.sql("SELECT 1").collect();
+            JobClient job =
+                    WindowTotals.start(
+                            PAYMENTS,
+                            PER_SECOND,
+                            WindowTotals.sink(
+                                            store,
+                                            1,
+                                            IcebergTable.in(catalog, "analytics.payments"))
+                                    ::writeWindows);
             Set<Long> seenWhileWriting = new TreeSet<>();
             int polls = 0;
             while (!job.getJobStatus().get().isGloballyTerminalState()) {

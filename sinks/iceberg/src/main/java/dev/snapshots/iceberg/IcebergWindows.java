@@ -21,6 +21,7 @@ import org.apache.iceberg.Metrics;
 import org.apache.iceberg.MetricsConfig;
 import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -39,6 +40,7 @@ import org.apache.iceberg.mapping.MappingUtil;
 import org.apache.iceberg.mapping.NameMapping;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.parquet.ParquetUtil;
+import org.apache.iceberg.transforms.Transform;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -228,10 +230,20 @@ final class IcebergWindows implements ReaderTable.Follower {
                 .build();
     }
 
-    /** The partition of a window: its start, in microseconds as Iceberg keeps timestamps. */
+    /**
+     * The partition of a window: its start in microseconds, as Iceberg keeps timestamps, through
+     * the table's transform (identity; a day in tables created before 0.3.0's release).
+     */
+    @SuppressWarnings("unchecked")
     private PartitionData window(long start) {
+        PartitionField field = table.spec().fields().get(0);
+        Transform<Long, ?> transform = (Transform<Long, ?>) field.transform();
         PartitionData window = new PartitionData(table.spec().partitionType());
-        window.set(0, Math.multiplyExact(start, 1000L));
+        window.set(
+                0,
+                transform
+                        .bind(table.schema().findType(field.sourceId()))
+                        .apply(Math.multiplyExact(start, 1000L)));
         return window;
     }
 

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
@@ -18,12 +17,9 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.source.IcebergSource;
-import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,18 +52,7 @@ class FlinkIcebergSourceITCase {
     /** main, read in batch by Flink's Iceberg source, through the JDBC catalog. */
     private List<Row> read(Map<String, String> followers, IcebergTable table, StoreSpec store)
             throws Exception {
-        Map<String, String> properties = new TreeMap<>(followers);
-        properties.putAll(StoreFileIO.properties(store));
-        properties.put("warehouse", tmp.toUri().toString());
-        TableLoader loader =
-                TableLoader.fromCatalog(
-                        CatalogLoader.custom(
-                                // A JDBC catalog keeps its tables under its name: the sink's.
-                                "snapshots",
-                                properties,
-                                new Configuration(),
-                                JdbcCatalog.class.getName()),
-                        table.identifier());
+        TableLoader loader = FlinkTables.loader(followers, store, table.identifier());
         loader.open();
         RowType type = FlinkSchemaUtil.convert(loader.loadTable().schema());
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -114,10 +115,15 @@ final class WindowTotals {
 
     /** The cluster the job runs on: one TaskManager with a slot per subtask. */
     static MiniClusterExtension cluster() {
+        return cluster(1);
+    }
+
+    /** A cluster for {@code jobs} jobs at once. */
+    static MiniClusterExtension cluster(int jobs) {
         return new MiniClusterExtension(
                 new MiniClusterResourceConfiguration.Builder()
                         .setNumberTaskManagers(1)
-                        .setNumberSlotsPerTaskManager(2)
+                        .setNumberSlotsPerTaskManager(2 * jobs)
                         .build());
     }
 
@@ -130,12 +136,12 @@ final class WindowTotals {
 
     /**
      * Starts the job with the payments emitted {@code perSecond}, in time order, and checkpoints
-     * every 200 ms: its windows complete one by one while it runs.
+     * every 200 ms: its windows complete one by one while it runs. {@code sinks} writes the totals.
      */
-    static JobClient start(List<Payment> payments, int perSecond, CanonicalSnapshotSink<Total> sink)
+    static JobClient start(List<Payment> payments, int perSecond, Consumer<DataStream<Total>> sinks)
             throws Exception {
         StreamExecutionEnvironment env = environment(200);
-        sink.writeWindows(totals(slowly(env, payments, perSecond)));
+        sinks.accept(totals(slowly(env, payments, perSecond)));
         return env.executeAsync("payments");
     }
 
