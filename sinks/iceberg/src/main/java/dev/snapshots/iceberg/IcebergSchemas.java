@@ -10,12 +10,18 @@ import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
- * The Iceberg table of a sink's rows: its columns from the parts' Avro schema, partitioned by the
- * day of {@code window_start}.
+ * The Iceberg table of a sink's rows: its columns from the parts' Avro schema, partitioned by
+ * {@code window_start} itself (identity), a partition per window.
  *
- * <p>Why a day: it matches the store's own {@code date=} directories, and it keeps partitions
- * sizeable at every window length (at five-minute windows and B = 4, a day holds 1,152 parts); the
- * column's bounds in each data file still let a reader skip every window but the ones it asks for.
+ * <p>Why a window, not a day (the store's {@code date=} directories): the parts hold timestamps in
+ * milliseconds, and Iceberg's Parquet reader (Spark's, Flink's, the generic one, up to 1.11 at
+ * least: apache/iceberg#18173) compares a row group's {@code TIMESTAMP(MILLIS)} statistics with its
+ * filter's microseconds, so a filter on the column reaching the reader drops every row group:
+ * {@code WHERE window_start = ...} read nothing under a day partition. With the window as the
+ * partition, a filter on {@code window_start} is decided by the partition values when the scan is
+ * planned and never reaches the reader (a filter on another timestamp column of the rows still
+ * does: the README says so). A partition holds B files; Iceberg's partitions are metadata only, so
+ * their number costs no directories.
  */
 final class IcebergSchemas {
     /** The column every table is partitioned by: the start of a row's window. */
@@ -67,7 +73,7 @@ final class IcebergSchemas {
     }
 
     static PartitionSpec spec(Schema schema) {
-        return PartitionSpec.builderFor(schema).day(WINDOW_START).build();
+        return PartitionSpec.builderFor(schema).identity(WINDOW_START).build();
     }
 
     private static Type type(String column, org.apache.avro.Schema value) {

@@ -8,7 +8,6 @@ import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Instant;
-import java.time.LocalDate;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
@@ -21,6 +20,8 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.MetricsConfig;
 import org.apache.iceberg.OverwriteFiles;
+import org.apache.iceberg.PartitionData;
+import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -39,6 +40,7 @@ import org.apache.iceberg.mapping.MappingUtil;
 import org.apache.iceberg.mapping.NameMapping;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.parquet.ParquetUtil;
+import org.apache.iceberg.transforms.Transform;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -74,8 +76,6 @@ final class IcebergWindows implements ReaderTable.Follower {
 
     /** The tag on the table's first, empty snapshot: where every version's branch starts. */
     static final String EMPTY = "snapshots-empty";
-
-    private static final long DAY_MILLIS = 86_400_000L;
 
     private final IcebergTable.Opened catalog;
     private final ObjectStore store;
@@ -226,11 +226,25 @@ final class IcebergWindows implements ReaderTable.Follower {
                 .withFormat(FileFormat.PARQUET)
                 .withFileSizeInBytes(content.length)
                 .withMetrics(metrics)
-                .withPartitionPath(
-                        table.spec().fields().get(0).name()
-                                + "="
-                                + LocalDate.ofEpochDay(Math.floorDiv(start, DAY_MILLIS)))
+                .withPartition(window(start))
                 .build();
+    }
+
+    /**
+     * The partition of a window: its start in microseconds, as Iceberg keeps timestamps, through
+     * the table's transform (identity; a day in tables created before 0.3.0's release).
+     */
+    @SuppressWarnings("unchecked")
+    private PartitionData window(long start) {
+        PartitionField field = table.spec().fields().get(0);
+        Transform<Long, ?> transform = (Transform<Long, ?>) field.transform();
+        PartitionData window = new PartitionData(table.spec().partitionType());
+        window.set(
+                0,
+                transform
+                        .bind(table.schema().findType(field.sourceId()))
+                        .apply(Math.multiplyExact(start, 1000L)));
+        return window;
     }
 
     /**

@@ -16,6 +16,8 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
 
@@ -72,9 +74,14 @@ final class IcebergTableChecks {
     }
 
     static List<Row> rows(Table t, Snapshot snapshot) throws IOException {
+        return rows(t, snapshot, Expressions.alwaysTrue());
+    }
+
+    /** The rows of a snapshot that match a filter, which Iceberg's reader pushes down. */
+    static List<Row> rows(Table t, Snapshot snapshot, Expression filter) throws IOException {
         List<Row> rows = new ArrayList<>();
         try (CloseableIterable<Record> records =
-                IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).build()) {
+                IcebergGenerics.read(t).useSnapshot(snapshot.snapshotId()).where(filter).build()) {
             for (Record r : records) {
                 rows.add(
                         new Row(

@@ -28,6 +28,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
@@ -62,6 +63,11 @@ class IcebergTableITCase {
                 .isEqualTo(t.snapshot("v1").snapshotId());
         assertThat(rows(t, t.currentSnapshot())).containsExactlyInAnyOrderElementsOf(reference());
         assertThat(dataFiles(t)).as("no data file registered twice").doesNotHaveDuplicates();
+        long window = referenceWindows().get(3);
+        assertThat(rows(t, t.currentSnapshot(), Expressions.equal("window_start", window * 1000)))
+                .as("a window, as a reader filters for it")
+                .containsExactlyInAnyOrderElementsOf(
+                        reference().stream().filter(r -> r.windowStart() == window).toList());
 
         WindowTotals.run(PAYMENTS, WindowTotals.sink(store, 1, table));
         t.refresh();

@@ -4,6 +4,7 @@ import dev.snapshots.format.PojoRowFormat;
 import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.store.StoreSpec;
+import java.io.Serializable;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,13 +13,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.table.annotation.DataTypeHint;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
 
 /**
@@ -31,8 +40,10 @@ final class WindowTotals {
     static final long START = 1_796_083_200_000L; // 2026-12-01T00:00Z
     static final int BUCKETS = 4;
 
-    /** One payment. A Flink POJO. */
-    public static class Payment {
+    /** One payment. A Flink POJO; serializable for the slow source's generator. */
+    public static class Payment implements Serializable {
+        private static final long serialVersionUID = 1L;
+
         public String device;
         public long timeMillis;
         public BigDecimal amount;
@@ -108,20 +119,68 @@ final class WindowTotals {
         return PojoRowFormat.of(Total.class, "device");
     }
 
+    /** The cluster the job runs on: one TaskManager with a slot per subtask. */
+    static MiniClusterExtension cluster() {
+        return cluster(1);
+    }
+
+    /** A cluster for {@code jobs} jobs at once. */
+    static MiniClusterExtension cluster(int jobs) {
+        return new MiniClusterExtension(
+                new MiniClusterResourceConfiguration.Builder()
+                        .setNumberTaskManagers(1)
+                        .setNumberSlotsPerTaskManager(2 * jobs)
+                        .build());
+    }
+
     /** Runs the bounded job to its end at parallelism 2. */
     static void run(List<Payment> payments, CanonicalSnapshotSink<Total> sink) throws Exception {
+        StreamExecutionEnvironment env = environment(100);
+        sink.writeWindows(totals(env.fromData(Payment.class, payments.toArray(Payment[]::new))));
+        env.execute("payments");
+    }
+
+    /**
+     * Starts the job with the payments emitted {@code perSecond}, in time order, and checkpoints
+     * every 200 ms: its windows complete one by one while it runs. {@code sinks} writes the totals.
+     */
+    static JobClient start(List<Payment> payments, int perSecond, Consumer<DataStream<Total>> sinks)
+            throws Exception {
+        StreamExecutionEnvironment env = environment(200);
+        sinks.accept(totals(slowly(env, payments, perSecond)));
+        return env.executeAsync("payments");
+    }
+
+    static StreamExecutionEnvironment environment(long checkpointMillis) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
-        env.enableCheckpointing(100);
-        sink.writeWindows(
-                env.fromData(Payment.class, payments.toArray(Payment[]::new))
-                        .assignTimestampsAndWatermarks(
-                                WatermarkStrategy.<Payment>forMonotonousTimestamps()
-                                        .withTimestampAssigner((p, t) -> p.timeMillis))
-                        .keyBy(format().keySelector(Payment.class))
-                        .window(TumblingEventTimeWindows.of(Duration.ofMillis(WINDOW)))
-                        .aggregate(new Sum(), new Stamp()));
-        env.execute("payments");
+        env.enableCheckpointing(checkpointMillis);
+        return env;
+    }
+
+    /** The payments from one source subtask, so in time order, at most {@code perSecond}. */
+    static DataStream<Payment> slowly(
+            StreamExecutionEnvironment env, List<Payment> payments, int perSecond) {
+        List<Payment> all = new ArrayList<>(payments);
+        return env.fromSource(
+                        new DataGeneratorSource<>(
+                                index -> all.get(index.intValue()),
+                                all.size(),
+                                RateLimiterStrategy.perSecond(perSecond),
+                                TypeInformation.of(Payment.class)),
+                        WatermarkStrategy.noWatermarks(),
+                        "payments")
+                .setParallelism(1);
+    }
+
+    /** The totals per device and window, each with its window's start. */
+    static DataStream<Total> totals(DataStream<Payment> payments) {
+        return payments.assignTimestampsAndWatermarks(
+                        WatermarkStrategy.<Payment>forMonotonousTimestamps()
+                                .withTimestampAssigner((p, t) -> p.timeMillis))
+                .keyBy(format().keySelector(Payment.class))
+                .window(TumblingEventTimeWindows.of(Duration.ofMillis(WINDOW)))
+                .aggregate(new Sum(), new Stamp());
     }
 
     static final class Sum implements AggregateFunction<Payment, Total, Total> {
