@@ -389,12 +389,14 @@ final class IcebergWindows implements ReaderTable.Follower {
      */
     private void evolveTo(Schema rows) {
         Schema current = table.schema();
-        UpdateSchema update = table.updateSchema().unionByNameWith(rows);
-        current.columns().stream()
-                .filter(c -> c.isRequired() && rows.findField(c.name()) == null)
-                .forEach(c -> update.makeColumnOptional(c.name()));
+        UpdateSchema update;
         Schema next;
         try {
+            // The union refuses a type change at once, not at apply().
+            update = table.updateSchema().unionByNameWith(rows);
+            current.columns().stream()
+                    .filter(c -> c.isRequired() && rows.findField(c.name()) == null)
+                    .forEach(c -> update.makeColumnOptional(c.name()));
             next = update.apply();
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new IllegalArgumentException(
