@@ -76,6 +76,15 @@ class IcebergSchemaEvolutionITCase {
         }
     }
 
+    /** A record of {@code v1}'s fields named, to which a test adds one. */
+    private static SchemaBuilder.FieldAssembler<Schema> keep(Schema v1, String... fields) {
+        SchemaBuilder.FieldAssembler<Schema> record = SchemaBuilder.record(v1.getName()).fields();
+        for (String field : fields) {
+            record = record.name(field).type(v1.getField(field).schema()).noDefault();
+        }
+        return record;
+    }
+
     private static void follow(
             IcebergTable table, ObjectStore objects, StoreSpec store, int jobVersion, Schema rows)
             throws Exception {
