@@ -102,7 +102,11 @@ final class IcebergWindows implements ReaderTable.Follower {
     public int catchUp() throws IOException {
         CompletionPointer.Scope scope = output.scope();
         Optional<CompletionPointer.State> pointer =
-                CompletionPointer.state(store, scope.kind(), scope.pipeline(), scope.jobVersion());
+                StoreFileIO.retried(
+                        "read the completion pointer",
+                        () ->
+                                CompletionPointer.state(
+                                        store, scope.kind(), scope.pipeline(), scope.jobVersion()));
         int added = 0;
         if (pointer.isPresent() && pointer.get().lastManifestMillis() != Long.MIN_VALUE) {
             table.refresh();
@@ -125,7 +129,7 @@ final class IcebergWindows implements ReaderTable.Follower {
         while (next.isPresent() && next.getAsLong() > committed) {
             String key = manifestKey(next.getAsLong());
             WindowManifest.Manifest m =
-                    WindowManifest.read(store, key)
+                    StoreFileIO.retried("read " + key, () -> WindowManifest.read(store, key))
                             .orElseThrow(
                                     () ->
                                             new IOException(
@@ -198,7 +202,7 @@ final class IcebergWindows implements ReaderTable.Follower {
             WindowManifest.Listed part, long start, MetricsConfig config, NameMapping names)
             throws IOException {
         byte[] content =
-                store.get(part.key())
+                StoreFileIO.retried("read " + part.key(), () -> store.get(part.key()))
                         .orElseThrow(
                                 () ->
                                         new IOException(

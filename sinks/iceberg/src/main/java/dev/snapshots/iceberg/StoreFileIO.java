@@ -1,13 +1,16 @@
 package dev.snapshots.iceberg;
 
+import dev.snapshots.sink.Backoff;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.inmemory.InMemoryInputFile;
@@ -75,6 +78,21 @@ public final class StoreFileIO implements FileIO {
         return p;
     }
 
+    /**
+     * A store call, retried as the sink retries its own (throttling, 5xx, dropped connections): the
+     * store's clients never retry by themselves, and Iceberg's retries of a whole commit are fewer
+     * and shorter than an outage the sink rides out.
+     */
+    static <T> T retried(String what, Backoff.StoreCall<T> call) throws IOException {
+        try {
+            // Counted in the log: Backoff logs each retry, and a FileIO has no metric group.
+            return Backoff.DEFAULT.run(new SimpleCounter(), what, call);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(what + " interrupted");
+        }
+    }
+
     private synchronized ObjectStore store() {
         if (store == null) {
             store = spec.open();
@@ -103,7 +121,12 @@ public final class StoreFileIO implements FileIO {
     @Override
     public void deleteFile(String location) {
         try {
-            store().delete(key(location));
+            retried(
+                    "delete " + location,
+                    () -> {
+                        store().delete(key(location));
+                        return null;
+                    });
         } catch (IOException e) {
             throw new UncheckedIOException("could not delete " + location, e);
         }
@@ -135,7 +158,7 @@ public final class StoreFileIO implements FileIO {
             if (content == null) {
                 try {
                     byte[] bytes =
-                            store().get(key(location))
+                            retried("read " + location, () -> store().get(key(location)))
                                     .orElseThrow(
                                             () -> new NotFoundException("no file at %s", location))
                                     .content();
@@ -165,7 +188,8 @@ public final class StoreFileIO implements FileIO {
         @Override
         public boolean exists() {
             try {
-                return store().head(key(location)).isPresent();
+                return retried("look for " + location, () -> store().head(key(location)))
+                        .isPresent();
             } catch (IOException e) {
                 throw new UncheckedIOException("could not look for " + location, e);
             }
@@ -231,14 +255,25 @@ public final class StoreFileIO implements FileIO {
                 }
                 closed = true;
                 String key = key(location);
+                byte[] content = bytes.toByteArray();
                 if (onlyIfAbsent) {
-                    if (!store().putIfAbsent(key, bytes.toByteArray(), Map.of())) {
+                    // A retry after a write that landed unseen finds it there: Iceberg then
+                    // writes its metadata under another name.
+                    if (!retried(
+                            "create " + location,
+                            () -> store().putIfAbsent(key, content, Map.of()))) {
                         throw new AlreadyExistsException("%s already exists", location);
                     }
-                } else if (store().compareAndSwap(
-                                key,
-                                bytes.toByteArray(),
-                                store().head(key).map(ObjectStore.ObjectInfo::version))
+                } else if (retried(
+                                "overwrite " + location,
+                                () ->
+                                        store().compareAndSwap(
+                                                        key,
+                                                        content,
+                                                        store().head(key)
+                                                                .map(
+                                                                        ObjectStore.ObjectInfo
+                                                                                ::version)))
                         .isEmpty()) {
                     throw new IOException(location + " changed while it was overwritten");
                 }
