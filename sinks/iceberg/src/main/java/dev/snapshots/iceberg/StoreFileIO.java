@@ -84,12 +84,20 @@ public final class StoreFileIO implements FileIO {
      * and shorter than an outage the sink rides out.
      */
     static <T> T retried(String what, Backoff.StoreCall<T> call) throws IOException {
+        // Iceberg reads on its shared worker threads, which keep the context class loader of the
+        // thread that started them: a Flink job's, closed once that job ends, where the store's
+        // HTTP client looks up its logging. Its calls get this module's loader instead.
+        Thread thread = Thread.currentThread();
+        ClassLoader context = thread.getContextClassLoader();
+        thread.setContextClassLoader(StoreFileIO.class.getClassLoader());
         try {
             // Counted in the log: Backoff logs each retry, and a FileIO has no metric group.
             return Backoff.DEFAULT.run(new SimpleCounter(), what, call);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            thread.interrupt();
             throw new InterruptedIOException(what + " interrupted");
+        } finally {
+            thread.setContextClassLoader(context);
         }
     }
 
