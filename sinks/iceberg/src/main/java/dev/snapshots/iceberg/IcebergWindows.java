@@ -94,8 +94,9 @@ final class IcebergWindows implements ReaderTable.Follower {
         this.output = output;
         this.root = StoreFileIO.rootOf(output.store());
         this.branch = IcebergTable.branch(output.scope().jobVersion());
-        this.table = loadOrCreate(catalog.catalog(), id, IcebergSchemas.of(output.rows()));
-        evolveTo(IcebergSchemas.of(output.rows()));
+        Schema rows = IcebergSchemas.of(output.rows());
+        this.table = loadOrCreate(catalog.catalog(), id, rows);
+        evolveTo(rows);
     }
 
     @Override

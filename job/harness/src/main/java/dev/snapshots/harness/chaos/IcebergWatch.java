@@ -2,6 +2,7 @@ package dev.snapshots.harness.chaos;
 
 import dev.snapshots.harness.JobOutput;
 import dev.snapshots.iceberg.IcebergTable;
+import dev.snapshots.job.config.JobConfig;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.IcebergCatalogs;
 import java.nio.file.Path;
@@ -58,12 +59,11 @@ final class IcebergWatch implements AutoCloseable {
 
     /** Starts reading {@code main}, once a second, straight from the store (no faults). */
     static IcebergWatch start(String catalogFlag, StoreSpec store, Progress progress) {
-        Map<String, String> catalog = new TreeMap<>();
-        for (String pair : catalogFlag.split(",")) {
-            catalog.put(
-                    pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
-        }
-        IcebergWatch watch = new IcebergWatch(IcebergTable.in(catalog, TABLE), store, progress);
+        IcebergWatch watch =
+                new IcebergWatch(
+                        IcebergTable.in(JobConfig.icebergCatalog(catalogFlag), TABLE),
+                        store,
+                        progress);
         watch.reader.start();
         return watch;
     }

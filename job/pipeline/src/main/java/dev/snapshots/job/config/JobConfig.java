@@ -268,6 +268,11 @@ public final class JobConfig implements Serializable {
         if (table == null || table.isEmpty()) {
             return Optional.empty();
         }
+        return Optional.of(ReaderTable.of("iceberg", table, icebergCatalog(catalog)));
+    }
+
+    /** The catalog's properties {@code --iceberg-catalog} gives as key=value pairs. */
+    public static Map<String, String> icebergCatalog(String catalog) {
         Map<String, String> properties = new TreeMap<>();
         for (String pair : catalog == null ? new String[] {""} : catalog.split(",")) {
             int equals = pair.indexOf('=');
@@ -279,7 +284,7 @@ public final class JobConfig implements Serializable {
             }
             properties.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
         }
-        return Optional.of(ReaderTable.of("iceberg", table, properties));
+        return properties;
     }
 
     public StoreSpec store() {
