@@ -27,6 +27,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
@@ -133,18 +134,50 @@ public final class Audit {
     }
 
     /**
-     * What the deploy gate decides on: the unacknowledged findings of the last {@link
-     * #GATE_PERIOD}.
+     * A gate before {@code action}: the unacknowledged findings of the windows the arguments
+     * select, as the line that blocks it, or empty when there are none.
+     *
+     * @param auditArguments what follows {@code snapshots audit STORE_URI} to select the same
+     *     windows, for the operator who lists them
      */
-    public static List<Finding> gate(ObjectStore store) throws IOException {
-        return findings(store, Optional.of(Instant.now().minus(GATE_PERIOD)));
+    public static Optional<String> gate(
+            ObjectStore store,
+            StoreSpec spec,
+            String action,
+            Optional<Integer> version,
+            Optional<Instant> since,
+            String auditArguments)
+            throws IOException {
+        List<Finding> found = findings(store, version, since);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(
+                String.format(
+                        Locale.ROOT,
+                        "%s blocked by the audit of %s: %d findings, e.g. %s (snapshots audit %s%s"
+                                + " lists them all; acknowledge one you have examined with"
+                                + " --acknowledge); nothing was changed",
+                        action,
+                        spec,
+                        found.size(),
+                        found.get(0),
+                        spec,
+                        auditArguments));
     }
 
     /** The unacknowledged findings over the store's whole history, or from {@code since} on. */
-    @SuppressWarnings("unchecked")
     public static List<Finding> findings(ObjectStore store, Optional<Instant> since)
             throws IOException {
-        return (List<Finding>) scan(store, Optional.empty(), since, STALE_STAGING).get("findings");
+        return findings(store, Optional.empty(), since);
+    }
+
+    /** The unacknowledged findings of one job version, or of all, over the same period. */
+    @SuppressWarnings("unchecked")
+    public static List<Finding> findings(
+            ObjectStore store, Optional<Integer> version, Optional<Instant> since)
+            throws IOException {
+        return (List<Finding>) scan(store, version, since, STALE_STAGING).get("findings");
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.snapshots.key;
 
+import java.util.Map;
 import org.apache.flink.annotation.PublicEvolving;
 
 /**
@@ -24,4 +25,18 @@ public final class PartMetadata {
     public static final String WRITER_TASK = "writer-task";
 
     private PartMetadata() {}
+
+    /**
+     * What a part says of its work and content, beside its writer's provenance: what an audit
+     * checks the part's content and key against.
+     */
+    public static Map<String, String> of(WorkIdentity id, String fingerprint, int rows) {
+        return Map.of(
+                FINGERPRINT, fingerprint,
+                ROWS, Integer.toString(rows),
+                SCHEMA_VERSION, Integer.toString(id.schemaVersion()),
+                JOB_VERSION, Integer.toString(id.jobVersion()),
+                WINDOW_START, Long.toString(id.windowStartMillis()),
+                WINDOW_END, Long.toString(id.windowEndMillis()));
+    }
 }

@@ -124,12 +124,7 @@ final class SnapshotWriter<T>
         lastWindowEnd = Math.max(lastWindowEnd, id.windowEndMillis());
 
         Map<String, String> metadata = new HashMap<>(provenance);
-        metadata.put(PartMetadata.FINGERPRINT, fingerprint);
-        metadata.put(PartMetadata.ROWS, Integer.toString(rows));
-        metadata.put(PartMetadata.SCHEMA_VERSION, Integer.toString(config.schemaVersion()));
-        metadata.put(PartMetadata.JOB_VERSION, Integer.toString(config.jobVersion()));
-        metadata.put(PartMetadata.WINDOW_START, Long.toString(id.windowStartMillis()));
-        metadata.put(PartMetadata.WINDOW_END, Long.toString(id.windowEndMillis()));
+        metadata.putAll(PartMetadata.of(id, fingerprint, rows));
 
         if (file.length <= config.inlineThresholdBytes()) {
             pending.add(

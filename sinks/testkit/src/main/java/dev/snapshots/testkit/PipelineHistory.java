@@ -1,8 +1,12 @@
 package dev.snapshots.testkit;
 
+import dev.snapshots.format.PojoRowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
+import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.sink.EncodedPart;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.time.Duration;
@@ -14,10 +18,13 @@ import org.apache.flink.annotation.PublicEvolving;
  * Job versions of one pipeline with the history a test needs, recorded through the completion
  * pointer as the sink's committer records it: a part in every window of a span, then the mark of a
  * one-writer run that completes the span, so each window gets its manifest. For tests of what reads
- * pointers and manifests (promotion) without running a job; the parts themselves are not stored.
+ * pointers and manifests (promotion) without running a job. Each part is a real one-row part,
+ * stored as the committer stores it, so an audit of the history finds it whole.
  */
 @PublicEvolving
 public final class PipelineHistory {
+    private static final PojoRowFormat<Reading> FORMAT = PojoRowFormat.of(Reading.class, "sensor");
+
     private final ObjectStore store;
     private final String pipeline;
     private final long windowMillis;
@@ -40,15 +47,7 @@ public final class PipelineHistory {
             throws IOException {
         List<CompletionPointer.PublishedPart> parts = new ArrayList<>();
         for (long window = fromMillis; window < throughMillis; window += windowMillis) {
-            parts.add(
-                    new CompletionPointer.PublishedPart(
-                            window,
-                            0,
-                            ObjectKeys.windowPrefix(
-                                            PartKind.SNAPSHOT, pipeline, jobVersion, 1, window)
-                                    + "part",
-                            "fingerprint",
-                            1));
+            parts.add(publish(jobVersion, window));
         }
         CompletionPointer.record(
                 store,
@@ -57,5 +56,21 @@ public final class PipelineHistory {
                 List.of(new CompletionPointer.Mark("run", 1, 0, throughMillis - 1, throughMillis)),
                 parts);
         return this;
+    }
+
+    private CompletionPointer.PublishedPart publish(int jobVersion, long window)
+            throws IOException {
+        WorkIdentity id = new WorkIdentity(pipeline, window, windowMillis, jobVersion, 1, 0, 1, "");
+        Reading row = new Reading();
+        row.sensor = "sensor-" + window;
+        EncodedPart part = EncodedPart.of(PartKind.SNAPSHOT, FORMAT, 1, List.of(row));
+        String key = ObjectKeys.partKey(id);
+        store.putIfAbsent(key, part.file(), PartMetadata.of(id, part.fingerprint(), part.rows()));
+        return new CompletionPointer.PublishedPart(window, 0, key, part.fingerprint(), part.rows());
+    }
+
+    /** The one row of each part. */
+    public static final class Reading {
+        public String sensor;
     }
 }

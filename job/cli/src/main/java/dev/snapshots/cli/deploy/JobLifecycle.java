@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -72,7 +73,8 @@ public final class JobLifecycle {
                     "  replay    recompute from a savepoint into job version N+1; version N is left untouched",
                     "  submit --from-savepoint PATH: start there if the job has no checkpoint of its own yet (a new job version on",
                     "            ECS: SNAPSHOTS_FROM_SAVEPOINT); once it has, a restart resumes from its own",
-                    "  promote   make N the version readers follow, only if readers lose no window: N must start no later and be",
+                    "  promote   the audit gate over every window of N (findings block, --force or not), then",
+                    "            make N the version readers follow, only if readers lose no window: N must start no later and be",
                     "            complete no less far than the current version (with none current: than every other version);",
                     "            --force promotes anyway, naming the windows lost. Writes _current.json, then a record in",
                     "            {P}/promoted/ that the views of 'snapshots ddl' and the README's query read; with",
@@ -319,21 +321,16 @@ public final class JobLifecycle {
         FlinkRest rest = new FlinkRest(own.get("rest"));
         String id = jobId();
         try (ObjectStore store = program.store().open()) {
-            List<Audit.Finding> findings = Audit.gate(store);
-            if (!findings.isEmpty()) {
-                out.println(
-                        "upgrade blocked by the audit of "
-                                + program.store()
-                                + " (windows of the last "
-                                + Audit.GATE_PERIOD.toDays()
-                                + " days): "
-                                + findings.size()
-                                + " findings, e.g. "
-                                + findings.get(0)
-                                + " (snapshots audit --since "
-                                + Audit.GATE_PERIOD.toDays()
-                                + "d lists them all; acknowledge one you have examined with --acknowledge);"
-                                + " nothing was changed");
+            Optional<String> blocked =
+                    Audit.gate(
+                            store,
+                            program.store(),
+                            "upgrade",
+                            Optional.empty(),
+                            Optional.of(Instant.now().minus(Audit.GATE_PERIOD)),
+                            " --since " + Audit.GATE_PERIOD.toDays() + "d");
+            if (blocked.isPresent()) {
+                out.println(blocked.get());
                 return 1;
             }
         }
@@ -493,6 +490,21 @@ public final class JobLifecycle {
         }
         String pipeline = parsed.flags().getOrDefault("pipeline", "telemetry");
         try (ObjectStore store = parsed.store().open()) {
+            // Write, audit, publish: all of version N becomes visible at once, so all of it is
+            // audited first.
+            Optional<String> blocked =
+                    Audit.gate(
+                            store,
+                            parsed.store(),
+                            "promotion of v=" + version,
+                            Optional.of(Integer.parseInt(version)),
+                            Optional.empty(),
+                            " --job-version " + version);
+            if (blocked.isPresent()) {
+                out.println(blocked.get());
+                return 1;
+            }
+            out.println("audit gate: clean (every window of v=" + version + ")");
             CurrentVersion.Promotion p =
                     CurrentVersion.promote(
                             store,

@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,15 +41,54 @@ class PromoteCommandTest {
         Run refused = promote(spec);
         assertThat(refused.code).as(refused.out).isOne();
         assertThat(refused.out)
-                .startsWith("promotion refused: ")
+                .startsWith("audit gate: clean (every window of v=2)\npromotion refused: ")
                 .contains("readers would lose", "of v=1: 6 windows", "--force");
 
         Run forced = promote(spec, "--force");
         assertThat(forced.code).as(forced.out + forced.err).isZero();
-        assertThat(forced.out).startsWith("promoted: v=2 is current").contains("forced");
+        assertThat(forced.out).contains("\npromoted: v=2 is current").contains("forced");
         try (ObjectStore store = spec.open()) {
             assertThat(CurrentVersion.read(store, "telemetry")).contains(2);
         }
+    }
+
+    /**
+     * Write, audit, publish: a version the audit finds a part missing from is not promoted, even
+     * with --force, and readers keep the version they follow.
+     */
+    @Test
+    void anAuditFindingBlocksThePromotionEvenForced() throws Exception {
+        StoreSpec spec = StoreSpec.local(dir);
+        String lost;
+        List<String> promotions;
+        try (ObjectStore store = spec.open()) {
+            PipelineHistory.of(store, "telemetry", Duration.ofMinutes(5))
+                    .complete(1, T0, T0 + 60 * MINUTE)
+                    .complete(2, T0, T0 + 60 * MINUTE);
+            lost =
+                    keys(store, "telemetry/v=2/").stream()
+                            .filter(k -> k.endsWith(".parquet"))
+                            .findFirst()
+                            .orElseThrow();
+            store.delete(lost);
+            promotions = keys(store, "telemetry/promoted/");
+        }
+
+        Run blocked = promote(spec, "--force");
+        assertThat(blocked.code).as(blocked.out + blocked.err).isOne();
+        assertThat(blocked.out)
+                .startsWith("promotion of v=2 blocked by the audit of ")
+                .contains("missing-part", lost, "--job-version 2", "nothing was changed");
+        try (ObjectStore store = spec.open()) {
+            assertThat(CurrentVersion.read(store, "telemetry")).isEmpty();
+            assertThat(keys(store, "telemetry/promoted/")).isEqualTo(promotions);
+        }
+    }
+
+    private static List<String> keys(ObjectStore store, String prefix) throws Exception {
+        List<String> keys = new ArrayList<>();
+        store.list(prefix, o -> keys.add(o.key()));
+        return keys;
     }
 
     private record Run(int code, String out, String err) {}
