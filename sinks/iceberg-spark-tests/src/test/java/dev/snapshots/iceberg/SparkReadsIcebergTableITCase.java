@@ -2,19 +2,16 @@ package dev.snapshots.iceberg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.snapshots.iceberg.WindowTotals.Payment;
 import dev.snapshots.iceberg.WindowTotals.Row;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.IcebergCatalogs;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.spark.sql.Dataset;
@@ -23,8 +20,6 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.collection.JavaConverters;
 
 /**
@@ -33,13 +28,9 @@ import scala.collection.JavaConverters;
  * writes, window by window, and must never see part of a window, nor a window twice.
  */
 class SparkReadsIcebergTableITCase {
-    private static final Logger LOG = LoggerFactory.getLogger(SparkReadsIcebergTableITCase.class);
-
     @RegisterExtension static final MiniClusterExtension CLUSTER = WindowTotals.cluster();
 
     private static final String TABLE = "snapshots.analytics.payments";
-    private static final int WINDOWS = 10;
-    private static final List<Payment> PAYMENTS = WindowTotals.payments(5, 1_500, WINDOWS);
     private static final int PER_SECOND = 75; // the windows complete over 20 seconds
 
     @TempDir Path tmp;
@@ -49,48 +40,37 @@ class SparkReadsIcebergTableITCase {
         StoreSpec store = StoreSpec.local(tmp.resolve("store"));
         Map<String, String> catalog = IcebergCatalogs.sqlite(tmp.resolve("catalog.db"));
         Map<Long, List<Row>> reference =
-                WindowTotals.reference(PAYMENTS).stream()
-                        .collect(Collectors.groupingBy(Row::windowStart, TreeMap::new, toList()));
+                LocalSpark.byWindow(WindowTotals.reference(LocalSpark.PAYMENTS));
 
         try (SparkSession spark = spark(catalog)) {
             // Spark is up before the job starts: its first query takes seconds.
             spark.sql("SELECT 1").collect();
             JobClient job =
                     WindowTotals.start(
-                            PAYMENTS,
+                            LocalSpark.PAYMENTS,
                             PER_SECOND,
                             WindowTotals.sink(
                                             store,
                                             1,
                                             IcebergTable.in(catalog, "analytics.payments"))
                                     ::writeWindows);
-            Set<Long> seenWhileWriting = new TreeSet<>();
-            int polls = 0;
-            while (!job.getJobStatus().get().isGloballyTerminalState()) {
-                if (spark.catalog().tableExists(TABLE)) {
-                    Map<Long, List<Row>> seen = byWindow(rows(spark, ""));
-                    seen.forEach(
-                            (window, rows) ->
-                                    assertThat(rows)
-                                            .as("window %s while the job writes", window)
-                                            .containsExactlyInAnyOrderElementsOf(
-                                                    reference.get(window)));
-                    seenWhileWriting.addAll(seen.keySet());
-                    polls++;
-                }
-                Thread.sleep(250);
-            }
+            List<Set<Long>> reads =
+                    LocalSpark.whileRunning(
+                            job,
+                            WindowTotals.reference(LocalSpark.PAYMENTS),
+                            () ->
+                                    spark.catalog().tableExists(TABLE)
+                                            ? Optional.of(rows(spark, ""))
+                                            : Optional.empty());
             job.getJobExecutionResult().get();
-            LOG.info(
-                    "{} polls while the job wrote saw {} of {} windows",
-                    polls,
-                    seenWhileWriting.size(),
-                    reference.size());
+            Set<Long> seenWhileWriting = new TreeSet<>();
+            reads.forEach(seenWhileWriting::addAll);
             assertThat(seenWhileWriting).as("windows seen before the job ended").isNotEmpty();
 
             assertThat(rows(spark, ""))
                     .as("every window once, at the end")
-                    .containsExactlyInAnyOrderElementsOf(WindowTotals.reference(PAYMENTS));
+                    .containsExactlyInAnyOrderElementsOf(
+                            WindowTotals.reference(LocalSpark.PAYMENTS));
 
             long window = WindowTotals.START + 4 * WindowTotals.WINDOW;
             Dataset<org.apache.spark.sql.Row> query =
@@ -99,7 +79,7 @@ class SparkReadsIcebergTableITCase {
                             "WHERE window_start = TIMESTAMP '"
                                     + Instant.ofEpochMilli(window).toString().replace('T', ' ')
                                     + "'");
-            assertThat(rows(query))
+            assertThat(LocalSpark.rows(query))
                     .as("a window's rows, its files found by their window_start bounds")
                     .containsExactlyInAnyOrderElementsOf(reference.get(window));
             assertThat(scanMetric(query, "resultDataFiles"))
@@ -107,7 +87,7 @@ class SparkReadsIcebergTableITCase {
                     .isEqualTo(WindowTotals.BUCKETS);
             assertThat(spark.sql("SELECT * FROM " + TABLE + ".files").count())
                     .as("the table's files")
-                    .isEqualTo(WINDOWS * WindowTotals.BUCKETS);
+                    .isEqualTo(LocalSpark.WINDOWS * WindowTotals.BUCKETS);
         }
     }
 
@@ -120,19 +100,7 @@ class SparkReadsIcebergTableITCase {
      */
     private SparkSession spark(Map<String, String> catalog) {
         SparkSession.Builder builder =
-                SparkSession.builder()
-                        .master("local[1]")
-                        .appName("readers")
-                        .config("spark.ui.enabled", "false")
-                        .config("spark.driver.bindAddress", "127.0.0.1")
-                        .config("spark.driver.host", "127.0.0.1")
-                        .config("spark.local.dir", tmp.resolve("spark").toString())
-                        .config(
-                                "spark.sql.warehouse.dir",
-                                tmp.resolve("spark-warehouse").toString())
-                        .config("spark.sql.shuffle.partitions", "1")
-                        .config("spark.sql.adaptive.enabled", "false")
-                        .config("spark.sql.session.timeZone", "UTC")
+                LocalSpark.session(tmp)
                         .config("spark.sql.iceberg.vectorization.enabled", "false")
                         .config(
                                 "spark.sql.catalog.snapshots",
@@ -151,29 +119,7 @@ class SparkReadsIcebergTableITCase {
     }
 
     private static List<Row> rows(SparkSession spark, String where) {
-        return rows(select(spark, where));
-    }
-
-    private static List<Row> rows(Dataset<org.apache.spark.sql.Row> query) {
-        List<Row> rows = new ArrayList<>();
-        for (org.apache.spark.sql.Row r : query.collectAsList()) {
-            rows.add(
-                    new Row(
-                            r.getString(0),
-                            r.getTimestamp(1).getTime(),
-                            r.getLong(2),
-                            r.getDecimal(3)));
-        }
-        return rows;
-    }
-
-    private static Map<Long, List<Row>> byWindow(List<Row> rows) {
-        return rows.stream()
-                .collect(Collectors.groupingBy(Row::windowStart, TreeMap::new, toList()));
-    }
-
-    private static java.util.stream.Collector<Row, ?, List<Row>> toList() {
-        return Collectors.toList();
+        return LocalSpark.rows(select(spark, where));
     }
 
     /** A metric of the query's Iceberg scan, as its last execution reported it. */
