@@ -78,7 +78,7 @@ class KinesisTableITCase {
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
 
     /** One order as produced; {@code onTime} is what the reference counts. */
-    private record Order(String customer, BigDecimal amount, long time) {
+    record Order(String customer, BigDecimal amount, long time) {
         byte[] json() {
             return ("{\"customer\":\""
                             + customer
@@ -244,7 +244,7 @@ class KinesisTableITCase {
     }
 
     /** examples/orders/orders-kinesis.sql, pointed at kinesalite and the test's store. */
-    private static String script(String arn, String endpoint, StoreSpec store) throws Exception {
+    static String script(String arn, String endpoint, StoreSpec store) throws Exception {
         String sql =
                 Files.readString(
                         Path.of(System.getProperty("snapshots.root"))
@@ -262,7 +262,7 @@ class KinesisTableITCase {
         return OrdersFixture.SETTINGS + sql;
     }
 
-    private static void put(KinesisClient client, String stream, String hashKey, byte[] data) {
+    static void put(KinesisClient client, String stream, String hashKey, byte[] data) {
         client.putRecord(
                 b ->
                         b.streamName(stream)
@@ -272,7 +272,7 @@ class KinesisTableITCase {
     }
 
     /** Per window start: "customer orders revenue", sorted. */
-    private static Map<Long, List<String>> reference(List<Order> orders) {
+    static Map<Long, List<String>> reference(List<Order> orders) {
         Map<Long, Map<String, BigDecimal[]>> totals = new TreeMap<>();
         for (Order o : orders) {
             BigDecimal[] t =
@@ -294,7 +294,7 @@ class KinesisTableITCase {
         return rows;
     }
 
-    private static Map<Long, List<String>> snapshots(Path root) throws Exception {
+    static Map<Long, List<String>> snapshots(Path root) throws Exception {
         Map<Long, List<String>> rows = new TreeMap<>();
         try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
                 Statement st = duckdb.createStatement();
@@ -322,7 +322,7 @@ class KinesisTableITCase {
     }
 
     /** Every published dead letter: the JSON lines of {@code _deadletter/orders/v=1}. */
-    private static List<JsonNode> deadLetters(Path root) throws Exception {
+    static List<JsonNode> deadLetters(Path root) throws Exception {
         Path dir = root.resolve("_deadletter/orders/v=1");
         List<JsonNode> all = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
@@ -346,7 +346,7 @@ class KinesisTableITCase {
         return all;
     }
 
-    private static long pointer(StoreSpec spec, PartKind kind) throws Exception {
+    static long pointer(StoreSpec spec, PartKind kind) throws Exception {
         try (ObjectStore store = spec.open()) {
             return CompletionPointer.read(store, kind, "orders", 1).orElse(0L);
         }
