@@ -98,13 +98,27 @@ class ReadmeCommandsTest {
                             "CREATE TABLE orders (customer STRING, amount DECIMAL(10, 2),"
                                     + " order_time TIMESTAMP(3),",
                             List.of("KinesisTableITCase")),
+                    // Flink's script starts SqlClient with the jar's flags; the test starts it
+                    // so, on deploy/flink-local's lib/ and opt/ (tagged long: -Plong)
+                    entry(
+                            "$FLINK_HOME/bin/sql-client.sh --jar snapshots-sql-0.3.0-SNAPSHOT.jar"
+                                    + " -f payments.sql",
+                            List.of("SqlClientITCase")),
+                    // examples/payments/payments.sql whole, which the test runs
+                    entry(
+                            "-- Payments per merchant and minute, for Flink's own SQL Client, run"
+                                    + " where payments.jsonl is:",
+                            List.of("SqlClientITCase")),
                     // the whole block, as written, over the job's output
                     entry(
                             "-- DuckDB: the complete windows of the promoted job version",
                             List.of("ReadmeQueryITCase")));
 
     private static final List<String> SCRIPTS =
-            List.of("examples/orders/orders.sql", "examples/orders/orders-kinesis.sql");
+            List.of(
+                    "examples/orders/orders.sql",
+                    "examples/orders/orders-kinesis.sql",
+                    "examples/payments/payments.sql");
 
     private static final Pattern BLOCK = Pattern.compile("(?ms)^```(\\w*)\\n(.*?)^```");
 

@@ -70,9 +70,9 @@ public final class LocalCluster {
 
     /**
      * What Flink's own scripts pass on Java 17 (env.java.default-opts.all): Flink reflects into
-     * these.
+     * these. Flink's SQL Client needs them too.
      */
-    private static final List<String> JAVA_17_OPENS =
+    public static final List<String> JAVA_17_OPENS =
             List.of(
                     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
                     "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",

@@ -104,8 +104,63 @@ class KinesisTableITCase {
     void aSqlTumbleOverFourShardsEqualsTheReferenceAndEveryBadOrLateRecordIsADeadLetter()
             throws Exception {
         Kinesalite kinesis = KinesaliteServer.get();
-        KinesisClient client = kinesis.client();
-        String name = "orders-" + Long.toHexString(System.nanoTime());
+        Produced produced = produce(kinesis.client(), "orders");
+
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        long started = System.nanoTime();
+        JobClient job =
+                SqlJob.start(
+                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                        SqlScript.parse(script(produced.arn(), kinesis.endpoint(), store)),
+                        "kinesis orders");
+        root = Path.of(store.uri());
+        int expectedDeadLetters = produced.deadLetters();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+            while (!allPublished(store)) {
+                if (job.getJobExecutionResult().isDone()) {
+                    SqlJob.await(job); // throws with the job's failure
+                }
+                assertThat(System.nanoTime())
+                        .as(
+                                "every window published; pointers %s and %s",
+                                Instant.ofEpochMilli(pointer(store, PartKind.SNAPSHOT)),
+                                Instant.ofEpochMilli(pointer(store, PartKind.DEAD_LETTER)))
+                        .isLessThan(deadline);
+                Thread.sleep(200);
+            }
+        } finally {
+            job.cancel().get(1, TimeUnit.MINUTES);
+        }
+        System.out.printf(
+                "FIGURES kinesis table: %d orders on time, %d dead letters, %.1f s%n",
+                produced.onTime().size(), expectedDeadLetters, (System.nanoTime() - started) / 1e9);
+
+        assertThat(snapshots(root)).isEqualTo(reference(produced.onTime()));
+        assertThat(deadLetters(root)).isEqualTo(produced.injected());
+        assertThat(counter(job.getJobID(), "late"))
+                .isEqualTo(produced.injected().get("late").size());
+        assertThat(counter(job.getJobID(), "bad-format"))
+                .isEqualTo(produced.injected().get("bad-format").size());
+    }
+
+    /**
+     * The stream, the orders produced on time, and the payloads of the bad and late ones by reason,
+     * sorted.
+     */
+    record Produced(String arn, List<Order> onTime, Map<String, List<String>> injected) {
+        int deadLetters() {
+            return injected.values().stream().mapToInt(List::size).sum();
+        }
+    }
+
+    /**
+     * A new stream of four shards, five minutes of orders each, some in a KPL aggregate, with late
+     * and malformed records from the fourth minute on, and an order per shard that closes every
+     * window.
+     */
+    static Produced produce(KinesisClient client, String prefix) {
+        String name = prefix + "-" + Long.toHexString(System.nanoTime());
         String arn = Kinesalite.createStream(client, name, SHARDS);
         List<String> hashKeys =
                 client.listShards(b -> b.streamName(name)).shards().stream()
@@ -166,52 +221,17 @@ class KinesisTableITCase {
                     new Order("closing", BigDecimal.ZERO, START + 7 * MINUTE).json());
         }
 
-        StoreSpec store = StoreKind.FILESYSTEM.fresh();
-        long started = System.nanoTime();
-        JobClient job =
-                SqlJob.start(
-                        StreamExecutionEnvironment.getExecutionEnvironment(),
-                        SqlScript.parse(script(arn, kinesis.endpoint(), store)),
-                        "kinesis orders");
-        root = Path.of(store.uri());
-        int expectedDeadLetters = injected.values().stream().mapToInt(List::size).sum();
-        try {
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-            // Both kinds complete past the last window, whatever they hold: the dead letters'
-            // windows end before the closing orders' watermark.
-            while (pointer(store, PartKind.SNAPSHOT) < START + WINDOWS * MINUTE
-                    || pointer(store, PartKind.DEAD_LETTER) < START + WINDOWS * MINUTE) {
-                if (job.getJobExecutionResult().isDone()) {
-                    SqlJob.await(job); // throws with the job's failure
-                }
-                assertThat(System.nanoTime())
-                        .as(
-                                "every window published; pointers %s and %s",
-                                Instant.ofEpochMilli(pointer(store, PartKind.SNAPSHOT)),
-                                Instant.ofEpochMilli(pointer(store, PartKind.DEAD_LETTER)))
-                        .isLessThan(deadline);
-                Thread.sleep(200);
-            }
-        } finally {
-            job.cancel().get(1, TimeUnit.MINUTES);
-        }
-        System.out.printf(
-                "FIGURES kinesis table: %d orders on time, %d dead letters, %.1f s%n",
-                onTime.size(), expectedDeadLetters, (System.nanoTime() - started) / 1e9);
-
-        assertThat(snapshots(root)).isEqualTo(reference(onTime));
-        Map<String, List<String>> published = new TreeMap<>();
-        for (JsonNode d : deadLetters(root)) {
-            published
-                    .computeIfAbsent(d.get("reason").asText(), r -> new ArrayList<>())
-                    .add(d.get("payload").asText());
-        }
-        published.values().forEach(l -> l.sort(null));
         injected.values().forEach(l -> l.sort(null));
-        assertThat(published).isEqualTo(injected);
-        assertThat(counter(job.getJobID(), "late")).isEqualTo(injected.get("late").size());
-        assertThat(counter(job.getJobID(), "bad-format"))
-                .isEqualTo(injected.get("bad-format").size());
+        return new Produced(arn, onTime, injected);
+    }
+
+    /**
+     * Both kinds complete past the last window, whatever they hold: the dead letters' windows end
+     * before the closing orders' watermark.
+     */
+    static boolean allPublished(StoreSpec store) throws Exception {
+        return pointer(store, PartKind.SNAPSHOT) >= START + WINDOWS * MINUTE
+                && pointer(store, PartKind.DEAD_LETTER) >= START + WINDOWS * MINUTE;
     }
 
     /**
@@ -294,8 +314,13 @@ class KinesisTableITCase {
         return rows;
     }
 
+    /**
+     * Per window start, as {@link #reference}: the windows of the orders produced. The closing
+     * orders' window is left out: it is published too once every shard has been idle for {@code
+     * 'source.idleness'} (30 s), which a loaded machine reaches before the store is read.
+     */
     static Map<Long, List<String>> snapshots(Path root) throws Exception {
-        Map<Long, List<String>> rows = new TreeMap<>();
+        TreeMap<Long, List<String>> rows = new TreeMap<>();
         try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
                 Statement st = duckdb.createStatement();
                 ResultSet rs =
@@ -318,15 +343,18 @@ class KinesisTableITCase {
                                         + rs.getBigDecimal("revenue").toPlainString());
             }
         }
-        return rows;
+        return rows.headMap(START + WINDOWS * MINUTE);
     }
 
-    /** Every published dead letter: the JSON lines of {@code _deadletter/orders/v=1}. */
-    static List<JsonNode> deadLetters(Path root) throws Exception {
+    /**
+     * Every published dead letter, the JSON lines of {@code _deadletter/orders/v=1}: their payloads
+     * by reason, sorted.
+     */
+    static Map<String, List<String>> deadLetters(Path root) throws Exception {
         Path dir = root.resolve("_deadletter/orders/v=1");
-        List<JsonNode> all = new ArrayList<>();
+        Map<String, List<String>> published = new TreeMap<>();
         if (!Files.isDirectory(dir)) {
-            return all;
+            return published;
         }
         ObjectMapper json = new ObjectMapper();
         try (Stream<Path> files = Files.walk(dir)) {
@@ -338,12 +366,16 @@ class KinesisTableITCase {
                             .toList()) {
                 for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
                     if (!line.isBlank()) {
-                        all.add(json.readTree(line));
+                        JsonNode d = json.readTree(line);
+                        published
+                                .computeIfAbsent(d.get("reason").asText(), r -> new ArrayList<>())
+                                .add(d.get("payload").asText());
                     }
                 }
             }
         }
-        return all;
+        published.values().forEach(l -> l.sort(null));
+        return published;
     }
 
     static long pointer(StoreSpec spec, PartKind kind) throws Exception {

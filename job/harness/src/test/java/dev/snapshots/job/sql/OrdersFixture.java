@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.avro.generic.GenericRecord;
 
 /**
@@ -119,28 +120,44 @@ final class OrdersFixture {
      */
     static int assertOnePartPerWindowAndBucket(
             StoreSpec spec, int jobVersion, Map<Long, List<String>> expected) throws Exception {
+        return assertOnePartPerWindowAndBucket(
+                spec, "orders", jobVersion, "customer", OrdersReference::row, expected);
+    }
+
+    /**
+     * As {@link #assertOnePartPerWindowAndBucket(StoreSpec, int, Map)}, for any pipeline: its rows
+     * bucketed and sorted by the column {@code key}, each compared as {@code row} spells it.
+     */
+    static int assertOnePartPerWindowAndBucket(
+            StoreSpec spec,
+            String pipeline,
+            int jobVersion,
+            String key,
+            Function<GenericRecord, String> row,
+            Map<Long, List<String>> expected)
+            throws Exception {
         Map<String, Integer> objects = new TreeMap<>();
         Map<Long, List<String>> published = new TreeMap<>();
         try (ObjectStore store = spec.open()) {
             List<String> keys = new ArrayList<>();
-            store.list(ObjectKeys.versionPrefix("orders", jobVersion), o -> keys.add(o.key()));
-            for (String key : keys) {
-                ObjectKeys.PartKey part = ObjectKeys.parse(key).orElse(null);
+            store.list(ObjectKeys.versionPrefix(pipeline, jobVersion), o -> keys.add(o.key()));
+            for (String object : keys) {
+                ObjectKeys.PartKey part = ObjectKeys.parse(object).orElse(null);
                 if (part == null || part.kind() != PartKind.SNAPSHOT) {
                     continue;
                 }
                 objects.merge(part.windowStartMillis() + "/" + part.bucket(), 1, Integer::sum);
-                List<String> customers = new ArrayList<>();
+                List<String> rowKeys = new ArrayList<>();
                 for (GenericRecord r :
-                        PartEncoding.decode(store.get(key).orElseThrow().content())) {
-                    String customer = r.get("customer").toString();
-                    assertThat(Buckets.of(customer, BUCKETS)).as(key).isEqualTo(part.bucket());
-                    customers.add(customer);
+                        PartEncoding.decode(store.get(object).orElseThrow().content())) {
+                    String rowKey = r.get(key).toString();
+                    assertThat(Buckets.of(rowKey, BUCKETS)).as(object).isEqualTo(part.bucket());
+                    rowKeys.add(rowKey);
                     published
                             .computeIfAbsent(part.windowStartMillis(), w -> new ArrayList<>())
-                            .add(OrdersReference.row(r));
+                            .add(row.apply(r));
                 }
-                assertThat(customers).as("%s in primary-key order", key).isSorted();
+                assertThat(rowKeys).as("%s in primary-key order", object).isSorted();
             }
         }
         published.values().forEach(rows -> rows.sort(null));
@@ -150,8 +167,14 @@ final class OrdersFixture {
     }
 
     static Map<String, String> partHashes(StoreSpec spec, int jobVersion) throws Exception {
+        return partHashes(spec, "orders", jobVersion);
+    }
+
+    /** A version's parts and manifests, by key: its progress entries left out. */
+    static Map<String, String> partHashes(StoreSpec spec, String pipeline, int jobVersion)
+            throws Exception {
         Map<String, String> parts =
-                new TreeMap<>(hashes(spec, ObjectKeys.versionPrefix("orders", jobVersion)));
+                new TreeMap<>(hashes(spec, ObjectKeys.versionPrefix(pipeline, jobVersion)));
         parts.keySet().removeIf(k -> k.contains("/_progress"));
         return parts;
     }

@@ -102,7 +102,8 @@ final class OrdersReference {
                 Instant.ofEpochMilli(lastOrder).toString());
     }
 
-    private static BigDecimal decimal(Object fixed, int scale) {
+    /** A DECIMAL column as a part holds it. */
+    static BigDecimal decimal(Object fixed, int scale) {
         return new BigDecimal(new BigInteger(((GenericData.Fixed) fixed).bytes()), scale);
     }
 
