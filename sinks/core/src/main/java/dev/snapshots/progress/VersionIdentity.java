@@ -33,6 +33,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  *     computed again; empty in records written before it was kept, which are not compared on it
  * @param maxParallelism the max parallelism key-group buckets are laid out over; 0 where the
  *     bucketing does not depend on it
+ * @param windowLengthMillis 0 in a run that takes it from its rows and has had none yet: such an
+ *     identity is compared on everything else, and never recorded
  * @param keyScheme {@link ObjectKeys#KEY_SCHEME}
  */
 @PublicEvolving
@@ -102,6 +104,10 @@ public record VersionIdentity(
     }
 
     private void check(ObjectStore store, boolean record) throws IOException {
+        if (record && windowLengthMillis == 0) {
+            throw new IllegalStateException(
+                    "an identity without its window length cannot be recorded");
+        }
         Optional<VersionIdentity> recorded = read(store, kind, pipeline, jobVersion);
         if (recorded.isEmpty()) {
             Optional<Integer> legacySchema =
@@ -135,11 +141,13 @@ public record VersionIdentity(
         add(d, "buckets (B)", r.buckets, buckets);
         add(d, "bucketing", r.bucketing, bucketing);
         add(d, "max parallelism of the buckets", r.maxParallelism, maxParallelism);
-        add(
-                d,
-                "window length",
-                Duration.ofMillis(r.windowLengthMillis),
-                Duration.ofMillis(windowLengthMillis));
+        if (windowLengthMillis != 0) {
+            add(
+                    d,
+                    "window length",
+                    Duration.ofMillis(r.windowLengthMillis),
+                    Duration.ofMillis(windowLengthMillis));
+        }
         add(d, "schema version", r.schemaVersion, schemaVersion);
         if (!r.schema.isEmpty()) {
             add(d, "schema (its fingerprint)", r.schema, schema);

@@ -101,9 +101,10 @@ public final class CanonicalSnapshotSink<T>
      *     function emits them), not re-partitioned since
      * @throws IllegalArgumentException if the bucketing is not key groups, a {@link
      *     PojoRowFormat}'s rows come from a window keyed by anything but its key selector, B does
-     *     not divide the max parallelism, the parallelism would split a bucket between subtasks, or
-     *     checkpoints could fall between a window's rows and its watermark (unaligned checkpoints
-     *     with interruptible timers or without chaining)
+     *     not divide the max parallelism, the parallelism would split a bucket between subtasks,
+     *     the sink was built without a window length, or checkpoints could fall between a window's
+     *     rows and its watermark (unaligned checkpoints with interruptible timers or without
+     *     chaining)
      * @throws IllegalStateException if the store does not refuse a second create-if-absent, or the
      *     job version was first written with another B, bucketing, window length or schema (see
      *     {@link dev.snapshots.store.StoreConformance}, {@link
@@ -114,6 +115,10 @@ public final class CanonicalSnapshotSink<T>
             throw new IllegalArgumentException(
                     config.bucketing()
                             + " bucketing gathers a bucket's rows from every subtask: use assemble");
+        }
+        if (!config.windowLengthKnown()) {
+            throw new IllegalArgumentException(
+                    "writeWindows closes a window's parts by the window length: set windowLength");
         }
         int maxParallelism = maxParallelism(windowResults);
         int streamMax = windowResults.getTransformation().getMaxParallelism();

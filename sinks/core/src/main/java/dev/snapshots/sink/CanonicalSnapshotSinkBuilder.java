@@ -40,7 +40,11 @@ public final class CanonicalSnapshotSinkBuilder<T> {
     private int schemaVersion = DEFAULT_SCHEMA_VERSION;
     private Integer bucketCount;
     private Bucketing bucketing = Bucketing.KEY_GROUPS;
-    private Duration windowLength = DEFAULT_WINDOW_LENGTH;
+
+    /** Null: {@link #DEFAULT_WINDOW_LENGTH}, or the rows' with a {@link #rowWindow}. */
+    private Duration windowLength;
+
+    private RowWindow<T> rowWindow;
     private String pinnedInputs = "";
     private StoreSpec store;
     private RowFormat<T> rowFormat;
@@ -89,8 +93,25 @@ public final class CanonicalSnapshotSinkBuilder<T> {
         return this;
     }
 
+    /**
+     * The windows' length: whole minutes that divide a day. {@link #DEFAULT_WINDOW_LENGTH} when not
+     * given, unless a {@link #rowWindow} gives it.
+     */
     public CanonicalSnapshotSinkBuilder<T> windowLength(Duration windowLength) {
-        this.windowLength = windowLength;
+        this.windowLength = Objects.requireNonNull(windowLength, "window length");
+        return this;
+    }
+
+    /**
+     * Rows that say their window (a SQL window's rows): {@link CanonicalSnapshotSink#assemble}
+     * places each row in its own window instead of tumbling windows it computes. Without a {@link
+     * #windowLength}, the length is the rows': the first part of a job version records its window's
+     * length in the version's identity, as it records B, and a part of another length fails the job
+     * (as does a later run with another). With one, every row's window must be that long. {@link
+     * CanonicalSnapshotSink#writeWindows} needs a window length.
+     */
+    public CanonicalSnapshotSinkBuilder<T> rowWindow(RowWindow<T> rowWindow) {
+        this.rowWindow = Objects.requireNonNull(rowWindow, "row window");
         return this;
     }
 
@@ -178,7 +199,13 @@ public final class CanonicalSnapshotSinkBuilder<T> {
             throw new IllegalArgumentException(
                     "bucket count is required: it is part of every key and must not follow parallelism");
         }
-        Objects.requireNonNull(windowLength, "window length");
+        long windowLengthMillis =
+                windowLength != null
+                        ? windowLength.toMillis()
+                        : rowWindow != null ? 0 : DEFAULT_WINDOW_LENGTH.toMillis();
+        if (windowLength != null) {
+            WorkIdentity.requireWindowLength(windowLengthMillis);
+        }
         Objects.requireNonNull(
                 store, "store is required, e.g. StoreSpec.parse(\"s3://bucket/prefix\")");
         Objects.requireNonNull(rowFormat, "row format is required");
@@ -224,7 +251,8 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         schemaVersion,
                         bucketCount,
                         bucketing,
-                        windowLength.toMillis(),
+                        windowLengthMillis,
+                        rowWindow,
                         pinnedInputs,
                         store,
                         rowFormat,
@@ -235,8 +263,9 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         UUID.randomUUID().toString(),
                         topology,
                         readerTable);
-        config.identity(
-                0, 0); // validates the remaining identity fields now, not on the first record
+        // Validates the identity's fields now, not on the first record; a length the rows give is
+        // checked when they give it.
+        (config.windowLengthKnown() ? config : config.withWindowLength(60_000)).identity(0, 0);
         return new CanonicalSnapshotSink<>(config);
     }
 }

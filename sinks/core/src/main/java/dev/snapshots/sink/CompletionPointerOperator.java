@@ -2,6 +2,7 @@ package dev.snapshots.sink;
 
 import dev.snapshots.progress.ReaderTable;
 import dev.snapshots.store.ObjectStore;
+import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -85,8 +86,24 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
                         .createExecutor(getOperatorConfig().getChainIndex());
         readerTableFailures =
                 getMetricGroup().counter("readerTableFailures", new ThreadSafeSimpleCounter());
-        // What an earlier run completed and did not add, before this run completes more.
-        updates.execute(this::catchUpReaders);
+        updates.execute(
+                () -> {
+                    try {
+                        // A sink that takes its window length from its rows, restarted: so that
+                        // empty windows complete before its next part.
+                        recorder.resolveWindowLength();
+                    } catch (IOException e) {
+                        LOG.warn(
+                                "could not read the identity of {} v={}; its next part tells the"
+                                        + " window length",
+                                config.pipeline(),
+                                config.jobVersion(),
+                                e);
+                    }
+                    // What an earlier run completed and did not add, before this run completes
+                    // more.
+                    catchUpReaders();
+                });
     }
 
     @Override
@@ -134,12 +151,13 @@ final class CompletionPointerOperator extends AbstractStreamOperator<Void>
      * the table is behind, never wrong, and the pointer it follows is in the store.
      */
     private void catchUpReaders() {
-        if (config.readerTable().isEmpty()) {
+        // Without a window length nothing of the job version was published.
+        if (config.readerTable().isEmpty() || recorder.windowLengthMillis() == 0) {
             return;
         }
         try {
             if (readers == null) {
-                readers = config.readerTable().get().follow(store, config.readerOutput());
+                readers = config.readerTable().get().follow(store, recorder.readerOutput());
             }
             readers.catchUp();
         } catch (Exception | LinkageError e) {

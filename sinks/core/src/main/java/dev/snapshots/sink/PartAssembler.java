@@ -3,17 +3,24 @@ package dev.snapshots.sink;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 
@@ -43,9 +50,14 @@ final class PartAssembler {
             SnapshotSinkConfig<T> config,
             int maxParallelism,
             TypeInformation<T> rowType) {
+        WindowAssigner<Object, TimeWindow> windows =
+                config.rowWindow().isPresent()
+                        ? new RowWindows<>(config.rowWindow().get())
+                        : TumblingEventTimeWindows.of(
+                                Duration.ofMillis(config.windowLengthMillis()));
         return windowResults
                 .keyBy(new BucketRouting<>(config, maxParallelism))
-                .window(TumblingEventTimeWindows.of(Duration.ofMillis(config.windowLengthMillis())))
+                .window(windows)
                 .process(new AssemblePart<>(config, maxParallelism), SnapshotPart.typeInfo(rowType))
                 .setMaxParallelism(maxParallelism)
                 .name(config.assemblyUid())
@@ -95,6 +107,44 @@ final class PartAssembler {
         @Override
         public Integer getKey(T row) {
             return routingKeys[config.bucketOf(config.rowFormat().key(row), maxParallelism)];
+        }
+    }
+
+    /**
+     * Each row in the window it names. The same {@link TimeWindow}s as a tumbling window of the
+     * rows' length gives aligned rows, so either restores the other's state (the window's contents
+     * and timers are kept per window); a job version's rows must all have one length, which the
+     * writer checks.
+     */
+    static final class RowWindows<T> extends WindowAssigner<Object, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+        private final RowWindow<T> window;
+
+        RowWindows(RowWindow<T> window) {
+            this.window = window;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public Collection<TimeWindow> assignWindows(
+                Object row, long timestamp, WindowAssignerContext context) {
+            T r = (T) row;
+            return List.of(new TimeWindow(window.startMillis(r), window.endMillis(r)));
+        }
+
+        @Override
+        public Trigger<Object, TimeWindow> getDefaultTrigger(StreamExecutionEnvironment env) {
+            return EventTimeTrigger.create();
+        }
+
+        @Override
+        public TypeSerializer<TimeWindow> getWindowSerializer(ExecutionConfig executionConfig) {
+            return new TimeWindow.Serializer();
+        }
+
+        @Override
+        public boolean isEventTime() {
+            return true;
         }
     }
 

@@ -2,6 +2,8 @@ package dev.snapshots.sink;
 
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.ReaderTable;
+import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -52,14 +54,28 @@ public final class PointerRecorder implements AutoCloseable {
     static final int MAX_UNRECORDED_PARTS = 50_000;
 
     private final Backoff backoff;
+
+    /** The sink's; its window length is 0 while not known: see {@link #windowLengthMillis}. */
+    private final SnapshotSinkConfig<?> config;
+
     private final CompletionPointer.Scope scope;
+
+    private final ObjectStore store;
     private final SnapshotCommittable.Run run;
     private final boolean mustLandEndOfInput;
 
     /** Writes the manifests of the windows one update completes, as many at once as parts. */
     private final ExecutorService manifestWriters;
 
-    private final CompletionPointer.Updater pointer;
+    /**
+     * The window length marks are floored to: the sink's, else its job version's, recorded with its
+     * first part, which the first own part or the store tells (see {@link #resolveWindowLength}).
+     * Until then nothing is complete: the version has published nothing.
+     */
+    private volatile long windowLengthMillis;
+
+    /** Made once the window length is known; only on the thread that writes. */
+    private CompletionPointer.Updater pointer;
 
     private final List<CompletionPointer.PublishedPart> unrecordedParts = new ArrayList<>();
 
@@ -75,7 +91,10 @@ public final class PointerRecorder implements AutoCloseable {
      */
     private long lastWindowEnd = Long.MIN_VALUE;
 
-    /** Per run at a parallelism: it, and how far each subtask's marks say it has committed. */
+    /**
+     * Per run at a parallelism: it, and each subtask's highest watermark, floored to a window when
+     * a bound is taken.
+     */
     private final Map<String, Integer> parallelism = new HashMap<>();
 
     private final Map<String, Map<Integer, Long>> committedThrough = new HashMap<>();
@@ -107,11 +126,13 @@ public final class PointerRecorder implements AutoCloseable {
             boolean mustLandEndOfInput) {
         this.retries = retries;
         this.backoff = config.backoff();
+        this.config = config;
         this.scope = config.pointerScope();
+        this.store = store;
+        this.windowLengthMillis = scope.windowLengthMillis();
         this.run = config.run();
         this.mustLandEndOfInput = mustLandEndOfInput;
         this.manifestWriters = config.publishers("snapshot-manifests");
-        this.pointer = new CompletionPointer.Updater(store, scope, manifestWriters);
         metrics.gauge("completeThroughMillis", () -> completeThrough);
         this.pointerMillis =
                 metrics.histogram("pointerMillis", new DescriptiveStatisticsHistogram(10_000));
@@ -179,6 +200,9 @@ public final class PointerRecorder implements AutoCloseable {
                             fingerprint,
                             rows));
             lastWindowEnd = Math.max(lastWindowEnd, part.windowEndMillis());
+            if (windowLengthMillis == 0) {
+                windowLengthMillis = part.windowEndMillis() - part.windowStartMillis();
+            }
         }
     }
 
@@ -208,11 +232,7 @@ public final class PointerRecorder implements AutoCloseable {
         parallelism.put(id, mark.parallelism());
         committedThrough
                 .computeIfAbsent(id, r -> new HashMap<>())
-                .merge(
-                        mark.subtask(),
-                        CompletionPointer.committedThrough(
-                                mark.watermark(), scope.windowLengthMillis()),
-                        Math::max);
+                .merge(mark.subtask(), mark.watermark(), Math::max);
     }
 
     /**
@@ -294,7 +314,45 @@ public final class PointerRecorder implements AutoCloseable {
         return backoff.run(
                 retries,
                 "record progress of " + scope.pipeline() + " v" + scope.jobVersion(),
-                () -> pointer.record(update.marks(), update.parts()));
+                () -> {
+                    if (pointer == null) {
+                        if (!resolveWindowLength()) {
+                            // Only the end of input is due without it: nothing was published.
+                            return Optional.empty();
+                        }
+                        pointer =
+                                new CompletionPointer.Updater(
+                                        store, known().pointerScope(), manifestWriters);
+                    }
+                    return pointer.record(update.marks(), update.parts());
+                });
+    }
+
+    /**
+     * Whether the window length is known, reading the job version's identity if it is not: for a
+     * sink that takes it from its rows, restarted after its version's first part. Store I/O: on the
+     * thread that writes.
+     */
+    public boolean resolveWindowLength() throws IOException {
+        if (windowLengthMillis == 0) {
+            VersionIdentity.read(store, scope.kind(), scope.pipeline(), scope.jobVersion())
+                    .ifPresent(recorded -> windowLengthMillis = recorded.windowLengthMillis());
+        }
+        return windowLengthMillis != 0;
+    }
+
+    /** The window length, 0 while not known. */
+    public long windowLengthMillis() {
+        return windowLengthMillis;
+    }
+
+    /** The sink's output as its reader table follows it, once the window length is known. */
+    ReaderTable.Output readerOutput() {
+        return known().readerOutput();
+    }
+
+    private SnapshotSinkConfig<?> known() {
+        return config.windowLengthKnown() ? config : config.withWindowLength(windowLengthMillis);
     }
 
     /**
@@ -364,12 +422,18 @@ public final class PointerRecorder implements AutoCloseable {
         return mark.run().orElseThrow().id() + "@" + mark.parallelism();
     }
 
-    /** What a run's marks prove, as far as this recorder heard them: see {@code Progress}. */
+    /**
+     * What a run's marks prove, as far as this recorder heard them: see {@code Progress}. The
+     * lowest watermark floored, as the floor of each is no lower.
+     */
     private long bound(String run) {
         Map<Integer, Long> marks = committedThrough.get(run);
-        return marks.size() < parallelism.get(run)
-                ? Long.MIN_VALUE
-                : marks.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+        long length = windowLengthMillis;
+        if (marks.size() < parallelism.get(run) || length == 0) {
+            return Long.MIN_VALUE;
+        }
+        return CompletionPointer.committedThrough(
+                marks.values().stream().mapToLong(Long::longValue).min().orElseThrow(), length);
     }
 
     /**

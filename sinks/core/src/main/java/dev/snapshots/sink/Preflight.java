@@ -6,6 +6,7 @@ import dev.snapshots.store.StoreConformance;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
+import java.util.Optional;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
@@ -28,10 +29,28 @@ final class Preflight {
 
     private Preflight() {}
 
-    static void check(SnapshotSinkConfig<?> config, int maxParallelism, ObjectStore store)
+    /**
+     * @return {@code config}, with the window length its job version recorded when it had none; if
+     *     the version recorded none either, the rows give it, and the identity is recorded with the
+     *     first part (until then it is compared on everything else)
+     */
+    static <T> SnapshotSinkConfig<T> check(
+            SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store)
             throws IOException {
         StoreConformance.require(store);
-        config.versionIdentity(maxParallelism).require(store);
+        SnapshotSinkConfig<T> known = config;
+        if (!config.windowLengthKnown()) {
+            Optional<VersionIdentity> recorded =
+                    VersionIdentity.read(
+                            store, config.kind(), config.pipeline(), config.jobVersion());
+            if (recorded.isEmpty()) {
+                config.versionIdentity(maxParallelism).verify(store);
+                return config;
+            }
+            known = config.withWindowLength(recorded.get().windowLengthMillis());
+        }
+        known.versionIdentity(maxParallelism).require(store);
+        return known;
     }
 
     /** As {@link #check}, recording no identity: for a job that is being built, not run. */
@@ -60,19 +79,18 @@ final class Preflight {
     /**
      * In a writer, with the sink's retries for a store that is only failing for now. A refusal
      * fails the job without restarts, which could only repeat it.
+     *
+     * @return as {@link #check}
      */
-    static void inWriter(
-            SnapshotSinkConfig<?> config, int maxParallelism, ObjectStore store, Counter retries)
+    static <T> SnapshotSinkConfig<T> inWriter(
+            SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store, Counter retries)
             throws IOException {
         try {
-            config.backoff()
+            return config.backoff()
                     .run(
                             retries,
                             "check " + store.describe() + " before publishing",
-                            () -> {
-                                check(config, maxParallelism, store);
-                                return null;
-                            });
+                            () -> check(config, maxParallelism, store));
         } catch (StoreConformance.NonConformingStoreException
                 | VersionIdentity.IdentityMismatchException e) {
             throw new SuppressRestartsException(e);

@@ -185,13 +185,13 @@ final class SnapshotCommitter implements Committer<SnapshotCommittable> {
             // Only now are all parts handed over with these marks published.
             marks.forEach(endOfInput::mark);
             endOfInput.record();
-            if (config.readerTable().isPresent()) {
+            if (config.readerTable().isPresent() && endOfInput.windowLengthMillis() != 0) {
                 // The pointer's task has finished before this last commit (a bounded run's tasks
                 // all finish before its final checkpoint), so the committers add the last windows.
                 // Each tries; the one whose mark ends the run adds the rest. A failure fails the
                 // commit, which Flink retries.
                 if (readers == null) {
-                    readers = config.readerTable().get().follow(store, config.readerOutput());
+                    readers = config.readerTable().get().follow(store, endOfInput.readerOutput());
                 }
                 readers.catchUp();
             }

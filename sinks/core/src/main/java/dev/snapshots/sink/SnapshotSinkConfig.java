@@ -26,7 +26,13 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final int schemaVersion;
     private final int bucketCount;
     private final Bucketing bucketing;
+
+    /**
+     * 0 while not known: taken from the rows' {@link #rowWindow}, see {@link #withWindowLength}.
+     */
     private final long windowLengthMillis;
+
+    private final RowWindow<T> rowWindow;
     private final String pinnedInputs;
     private final StoreSpec store;
     private final RowFormat<T> rowFormat;
@@ -53,6 +59,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             int bucketCount,
             Bucketing bucketing,
             long windowLengthMillis,
+            RowWindow<T> rowWindow,
             String pinnedInputs,
             StoreSpec store,
             RowFormat<T> rowFormat,
@@ -69,6 +76,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.bucketCount = bucketCount;
         this.bucketing = bucketing;
         this.windowLengthMillis = windowLengthMillis;
+        this.rowWindow = rowWindow;
         this.pinnedInputs = pinnedInputs;
         this.store = store;
         this.rowFormat = rowFormat;
@@ -101,8 +109,16 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return topology.sinkUid();
     }
 
-    /** The identity of one part of this sink's output. */
+    /**
+     * The identity of one part of this sink's output.
+     *
+     * @throws IllegalStateException while the window length is not known
+     */
     public WorkIdentity identity(long windowStartMillis, int bucket) {
+        if (!windowLengthKnown()) {
+            throw new IllegalStateException(
+                    "the window length of " + pipeline + " v=" + jobVersion + " is not known yet");
+        }
         return new WorkIdentity(
                 pipeline,
                 windowStartMillis,
@@ -134,8 +150,50 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return bucketing;
     }
 
+    /** The windows' length; 0 while it is to be taken from the rows and no row gave it yet. */
     public long windowLengthMillis() {
         return windowLengthMillis;
+    }
+
+    public boolean windowLengthKnown() {
+        return windowLengthMillis != 0;
+    }
+
+    /** How rows say their window, if they do: the sink then places each row by it. */
+    public Optional<RowWindow<T>> rowWindow() {
+        return Optional.ofNullable(rowWindow);
+    }
+
+    /**
+     * This configuration with the window length a job version's identity or its rows gave; the same
+     * run, so a writer's marks stay its run's.
+     *
+     * @throws IllegalArgumentException if keys cannot name windows of that length
+     */
+    public SnapshotSinkConfig<T> withWindowLength(long windowLengthMillis) {
+        WorkIdentity.requireWindowLength(windowLengthMillis);
+        return new SnapshotSinkConfig<>(this, windowLengthMillis);
+    }
+
+    private SnapshotSinkConfig(SnapshotSinkConfig<T> base, long windowLengthMillis) {
+        this(
+                base.pipeline,
+                base.jobVersion,
+                base.schemaVersion,
+                base.bucketCount,
+                base.bucketing,
+                windowLengthMillis,
+                base.rowWindow,
+                base.pinnedInputs,
+                base.store,
+                base.rowFormat,
+                base.inlineThresholdBytes,
+                base.publishConcurrency,
+                base.backoff,
+                base.kind,
+                base.runId,
+                base.topology,
+                base.readerTable);
     }
 
     public StoreSpec store() {
@@ -183,7 +241,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     /**
      * What this output's keys and bucket assignment depend on, laid out over {@code
-     * maxParallelism}: recorded per job version, see {@link VersionIdentity}.
+     * maxParallelism}: recorded per job version, see {@link VersionIdentity}. Its window length is
+     * 0 while not known, which a comparison skips.
      */
     public VersionIdentity versionIdentity(int maxParallelism) {
         return new VersionIdentity(
@@ -210,7 +269,10 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return new ReaderTable.Output(store, pointerScope(), rowFormat.schema());
     }
 
-    /** What the completion pointer of this sink's output is about. */
+    /**
+     * What the completion pointer of this sink's output is about; its window length is 0 while not
+     * known.
+     */
     public CompletionPointer.Scope pointerScope() {
         return new CompletionPointer.Scope(
                 kind, pipeline, jobVersion, schemaVersion, bucketCount, windowLengthMillis);

@@ -7,6 +7,8 @@ import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -17,6 +19,7 @@ import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +34,9 @@ final class SnapshotWriter<T>
                 StatefulSinkWriter<SnapshotPart<T>, SnapshotWriter.State> {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotWriter.class);
 
-    private final SnapshotSinkConfig<T> config;
+    /** Once its window length is known: the configured one, its version's, or the first part's. */
+    private SnapshotSinkConfig<T> config;
+
     private final int maxParallelism;
     private final RowFormat<T> format;
     private final ObjectStore store;
@@ -69,7 +74,6 @@ final class SnapshotWriter<T>
                         .mapToLong(State::lastWindowEndMillis)
                         .max()
                         .orElse(Long.MIN_VALUE);
-        this.config = config;
         this.maxParallelism = maxParallelism;
         this.format = config.rowFormat();
         this.store = config.store().open();
@@ -79,14 +83,75 @@ final class SnapshotWriter<T>
         this.staged = context.metricGroup().counter("partsStaged");
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
-        Preflight.inWriter(config, maxParallelism, store, retries);
+        this.config = Preflight.inWriter(config, maxParallelism, store, retries);
     }
 
     @Override
     public void write(SnapshotPart<T> part, Context context)
             throws IOException, InterruptedException {
+        requireWindow(part);
         requireBucket(part);
         prepare(part.getWindowStartMillis(), part.getBucket(), part.getRows());
+    }
+
+    /**
+     * Rows that say their window must all say the part's, and its length must be the job version's
+     * one: the configured length, else the one the version recorded, else this first part's, which
+     * is recorded now, before anything of it is published. A refusal fails the job without
+     * restarts, which would meet the same rows.
+     */
+    private void requireWindow(SnapshotPart<T> part) throws IOException {
+        RowWindow<T> window = config.rowWindow().orElse(null);
+        if (window == null || part.getRows().isEmpty()) {
+            return;
+        }
+        long start = part.getWindowStartMillis();
+        long end = window.endMillis(part.getRows().get(0));
+        for (T row : part.getRows()) {
+            if (window.startMillis(row) != start || window.endMillis(row) != end) {
+                throw refuse(
+                        "a part of the window "
+                                + window(start, end)
+                                + " that holds a row of the window "
+                                + window(window.startMillis(row), window.endMillis(row)));
+            }
+        }
+        long length = end - start;
+        if (!config.windowLengthKnown()) {
+            SnapshotSinkConfig<T> first;
+            try {
+                first = config.withWindowLength(length);
+            } catch (IllegalArgumentException e) {
+                throw refuse("rows of the window " + window(start, end) + ": " + e.getMessage());
+            }
+            config = Preflight.inWriter(first, maxParallelism, store, retries);
+            LOG.info(
+                    "{} v={} writes windows of {}, as its first part's rows say",
+                    config.pipeline(),
+                    config.jobVersion(),
+                    Duration.ofMillis(length));
+        } else if (length != config.windowLengthMillis()) {
+            throw refuse(
+                    "rows of the window "
+                            + window(start, end)
+                            + ", "
+                            + Duration.ofMillis(length)
+                            + " long, while its windows are "
+                            + Duration.ofMillis(config.windowLengthMillis())
+                            + " long (the sink's window length, or the one its first write recorded"
+                            + " in its identity): a job version holds windows of one length. Write"
+                            + " windows of that length, or write these into a new job version");
+        }
+    }
+
+    private static String window(long start, long end) {
+        return "[" + Instant.ofEpochMilli(start) + ", " + Instant.ofEpochMilli(end) + ")";
+    }
+
+    private SuppressRestartsException refuse(String what) {
+        return new SuppressRestartsException(
+                new IllegalStateException(
+                        config.pipeline() + " v=" + config.jobVersion() + " was given " + what));
     }
 
     /**

@@ -394,17 +394,87 @@ class PointerRecorderTest {
         }
     }
 
+    /**
+     * A sink that takes its window length from its rows (a SQL table without 'window') knows none
+     * until its job version's first part: marks complete nothing before it, the first part tells
+     * it, a restarted recorder reads it from the version's identity (and passes an empty window
+     * without a part), and an end of input with nothing published records nothing.
+     */
+    @Test
+    void aWindowLengthFromTheRowsIsLearnedFromTheFirstPartOrTheIdentity() throws Exception {
+        StoreSpec spec = StoreKind.FILESYSTEM.fresh();
+        SnapshotSinkConfig<KeyTotal> known = config(spec);
+        CountingMetricGroup metrics = new CountingMetricGroup();
+        try (ObjectStore store = spec.open()) {
+            try (PointerRecorder first = recorder(fromRows(spec, 1), store, metrics)) {
+                feed(first, batch(1, 0, 1, List.of(SnapshotCommittable.mark(RUN, 0, 1, START))));
+                assertThat(logPositions(store)).as("nothing written before a part").isZero();
+
+                List<SnapshotCommittable> parts = window(known, store, START);
+                parts.add(SnapshotCommittable.mark(RUN, 0, 1, START + WINDOW - 1));
+                feed(first, batch(2, 0, 1, parts));
+                assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                        .contains(START + WINDOW);
+            }
+
+            known.versionIdentity(128).require(store); // as the first part's writer recorded it
+            try (PointerRecorder restarted = recorder(fromRows(spec, 1), store, metrics)) {
+                assertThat(restarted.resolveWindowLength()).isTrue();
+                feed(
+                        restarted,
+                        batch(
+                                3,
+                                0,
+                                1,
+                                List.of(SnapshotCommittable.mark(RUN, 0, 1, START + 2 * WINDOW))));
+            }
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 1))
+                    .contains(START + 2 * WINDOW);
+
+            SnapshotCommittable.Run empty =
+                    new SnapshotCommittable.Run("readings", 2, PartKind.SNAPSHOT, "run-b");
+            try (PointerRecorder endOfInput =
+                    new PointerRecorder(
+                            fromRows(spec, 2), store, metrics, metrics.counter("retries"), true)) {
+                endOfInput.mark(SnapshotCommittable.mark(empty, 0, 1, Long.MAX_VALUE));
+                endOfInput.record();
+            }
+            assertThat(CompletionPointer.read(store, PartKind.SNAPSHOT, "readings", 2)).isEmpty();
+            assertThat(metrics.count("progressFailures")).isZero();
+        }
+    }
+
     private static SnapshotSinkConfig<KeyTotal> config(StoreSpec spec) {
-        return CanonicalSnapshotSink.<KeyTotal>builder()
-                .pipeline("readings")
-                .jobVersion(1)
-                .bucketCount(BUCKETS)
-                .windowLength(Duration.ofMillis(WINDOW))
-                .store(spec)
-                .rowFormat(new KeyTotal.Format())
-                .retries(new Backoff(2, Duration.ofMillis(1), Duration.ofMillis(2)))
+        return builder(spec, 1).windowLength(Duration.ofMillis(WINDOW)).build().config();
+    }
+
+    /** As {@link #config}, without a window length: the rows give it. */
+    private static SnapshotSinkConfig<KeyTotal> fromRows(StoreSpec spec, int jobVersion) {
+        return builder(spec, jobVersion)
+                .rowWindow(
+                        new RowWindow<>() {
+                            @Override
+                            public long startMillis(KeyTotal row) {
+                                return START;
+                            }
+
+                            @Override
+                            public long endMillis(KeyTotal row) {
+                                return START + WINDOW;
+                            }
+                        })
                 .build()
                 .config();
+    }
+
+    private static CanonicalSnapshotSinkBuilder<KeyTotal> builder(StoreSpec spec, int jobVersion) {
+        return CanonicalSnapshotSink.<KeyTotal>builder()
+                .pipeline("readings")
+                .jobVersion(jobVersion)
+                .bucketCount(BUCKETS)
+                .store(spec)
+                .rowFormat(new KeyTotal.Format())
+                .retries(new Backoff(2, Duration.ofMillis(1), Duration.ofMillis(2)));
     }
 
     private static PointerRecorder recorder(
