@@ -11,9 +11,10 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
 
 /**
- * The options of a {@code 'connector' = 'canonical-snapshots'} table. The first five are required:
- * together with the table's columns and primary key they are the job version's identity, which the
- * store records at the first write and refuses to see changed.
+ * The options of a {@code 'connector' = 'canonical-snapshots'} table. {@link #STORE}, {@link
+ * #PIPELINE}, {@link #JOB_VERSION} and {@link #BUCKETS} are required: together with the window's
+ * length (the rows', or {@link #WINDOW}), the table's columns and its primary key they are the job
+ * version's identity, which the store records at the first write and refuses to see changed.
  */
 @PublicEvolving
 public final class CanonicalSnapshotsOptions {
@@ -72,12 +73,15 @@ public final class CanonicalSnapshotsOptions {
                     .durationType()
                     .noDefaultValue()
                     .withDescription(
-                            "The length of the query's tumbling window, e.g. '1 h' or '15 min': whole"
-                                    + " minutes that divide a day. Every row's window_end -"
-                                    + " window_start must equal it; a row of another window fails"
-                                    + " the job. Keys and the store's identity need it before the"
-                                    + " first row, and the planner does not tell a sink its"
-                                    + " query's window.");
+                            "Optional: the rows' window_end - window_start gives the window's"
+                                    + " length, whole minutes that divide a day, and the job"
+                                    + " version's first write records it in its identity; a row"
+                                    + " of another length fails the job, as does a later run of"
+                                    + " the version with another. Given ('1 h', '15 min'), every"
+                                    + " row's window must be that long; so must the 'window' of a"
+                                    + " snapshots-kinesis table the query reads (refused when the"
+                                    + " INSERT is planned), whose 'window' is taken when this is"
+                                    + " not given.");
 
     public static final ConfigOption<Integer> SCHEMA_VERSION =
             key("schema-version")

@@ -40,7 +40,7 @@ import org.apache.flink.table.factories.FactoryUtil;
  *   customer STRING NOT NULL, revenue DECIMAL(38, 2),
  *   PRIMARY KEY (window_start, window_end, customer) NOT ENFORCED
  * ) WITH ('connector' = 'canonical-snapshots', 'store' = 's3://bucket/snapshots',
- *         'pipeline' = 'orders', 'job-version' = '1', 'buckets' = '4', 'window' = '1 h');
+ *         'pipeline' = 'orders', 'job-version' = '1', 'buckets' = '4');
  * }</pre>
  */
 @PublicEvolving
@@ -54,7 +54,7 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
 
     @Override
     public Set<ConfigOption<?>> requiredOptions() {
-        return Set.of(STORE, PIPELINE, JOB_VERSION, BUCKETS, WINDOW);
+        return Set.of(STORE, PIPELINE, JOB_VERSION, BUCKETS);
     }
 
     @Override
@@ -65,7 +65,8 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                 SCHEMA_VERSION,
                 INLINE_THRESHOLD,
                 PUBLISH_CONCURRENCY,
-                ICEBERG_TABLE);
+                ICEBERG_TABLE,
+                WINDOW);
     }
 
     @Override
@@ -88,12 +89,13 @@ public final class CanonicalSnapshotsTableFactory implements DynamicTableSinkFac
                             .schemaVersion(options.get(SCHEMA_VERSION))
                             .bucketCount(options.get(BUCKETS))
                             .bucketing(Bucketing.HASH)
-                            .windowLength(options.get(WINDOW))
+                            .rowWindow(format)
                             .inlineThresholdBytes(options.get(INLINE_THRESHOLD))
                             .publishConcurrency(options.get(PUBLISH_CONCURRENCY))
                             .rowFormat(format)
                             // Savepoints know the assembling window and the sink by these.
                             .uids("snapshot-parts-" + table, "snapshots-" + table);
+            options.getOptional(WINDOW).ifPresent(builder::windowLength);
             if (options.getOptional(ICEBERG_TABLE).isPresent()) {
                 builder.readerTable(
                         ReaderTable.of(

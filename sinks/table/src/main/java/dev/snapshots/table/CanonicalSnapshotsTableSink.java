@@ -1,10 +1,15 @@
 package dev.snapshots.table;
 
 import dev.snapshots.sink.CanonicalSnapshotSink;
+import dev.snapshots.sink.WindowedSource;
+import java.time.Duration;
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.transformations.SourceTransformation;
+import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.ProviderContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
@@ -53,16 +58,49 @@ final class CanonicalSnapshotsTableSink implements DynamicTableSink {
                     ProviderContext provider, DataStream<RowData> rows) {
                 String uid = "window-timestamps-" + table;
                 SingleOutputStreamOperator<RowData> stamped =
-                        rows.transform(
-                                        uid,
-                                        rows.getType(),
-                                        new WindowTimestamps(
-                                                table, sink.config().windowLengthMillis(), format))
+                        rows.transform(uid, rows.getType(), windowTimestamps(rows))
                                 .uid(uid)
                                 .setParallelism(rows.getParallelism());
                 return sink.assemble(stamped);
             }
         };
+    }
+
+    /**
+     * Holds the rows to the table's {@code 'window'}, else to that of a {@link WindowedSource} the
+     * query reads (a {@code snapshots-kinesis} table, whose lateness rule closes windows of its
+     * length), else to the first row's.
+     *
+     * @throws ValidationException if the table's window and its sources' differ
+     */
+    private WindowTimestamps windowTimestamps(DataStream<RowData> rows) {
+        long window = sink.config().windowLengthMillis();
+        String whence = "the table's 'window' is";
+        for (Transformation<?> t : rows.getTransformation().getTransitivePredecessors()) {
+            if (t instanceof SourceTransformation<?, ?, ?> source
+                    && source.getSource() instanceof WindowedSource windowed) {
+                long length = windowed.windowLength().toMillis();
+                if (window == 0) {
+                    window = length;
+                    whence = "the 'window' of its input '" + t.getName() + "' is";
+                } else if (length != window) {
+                    throw new ValidationException(
+                            "table "
+                                    + table
+                                    + ": "
+                                    + whence
+                                    + " "
+                                    + Duration.ofMillis(window)
+                                    + " but its input '"
+                                    + t.getName()
+                                    + "' judges lateness by windows of "
+                                    + windowed.windowLength()
+                                    + " (its 'window'): rows on time for one would be late for"
+                                    + " the other. Set both to the query's TUMBLE size");
+                }
+            }
+        }
+        return new WindowTimestamps(table, window, whence, format);
     }
 
     @Override

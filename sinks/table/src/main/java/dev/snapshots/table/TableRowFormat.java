@@ -3,6 +3,7 @@ package dev.snapshots.table;
 import dev.snapshots.format.ColumnType;
 import dev.snapshots.format.Columns;
 import dev.snapshots.format.RowFormat;
+import dev.snapshots.sink.RowWindow;
 import java.util.List;
 import java.util.Optional;
 import org.apache.avro.Schema;
@@ -23,7 +24,7 @@ import org.apache.flink.table.types.logical.RowType;
  * SQL type is the same Parquet type, key text and fingerprint on both paths.
  */
 @Internal
-public final class TableRowFormat implements RowFormat<RowData> {
+public final class TableRowFormat implements RowFormat<RowData>, RowWindow<RowData> {
     private static final long serialVersionUID = 1L;
 
     public static final String WINDOW_START = "window_start";
@@ -124,6 +125,16 @@ public final class TableRowFormat implements RowFormat<RowData> {
     @Override
     public GenericRecord toRecord(RowData row) {
         return columns.toRecord(row);
+    }
+
+    @Override
+    public long startMillis(RowData row) {
+        return row.getTimestamp(windowStart, windowPrecision()).getMillisecond();
+    }
+
+    @Override
+    public long endMillis(RowData row) {
+        return row.getTimestamp(windowEnd, windowPrecision()).getMillisecond();
     }
 
     /** The position of {@code window_start} in the table's rows. */

@@ -1,5 +1,6 @@
 package dev.snapshots.table;
 
+import dev.snapshots.key.WorkIdentity;
 import java.time.Duration;
 import java.time.Instant;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
@@ -21,6 +22,10 @@ import org.apache.flink.table.data.RowData;
  * window gathers every row of a window before the watermark passes the window's end and closes its
  * parts.
  *
+ * <p>Every row's window must be of one length: the table's {@code 'window'}, else the {@code
+ * 'window'} of a {@code snapshots-kinesis} table it reads, else the first row's (per subtask here;
+ * across subtasks and runs the job version's identity holds it, see the writer).
+ *
  * <p>A refusal fails the job without restarts: a query that writes another window length, an
  * unaligned window or rows behind the watermark would fail the same way after every restart.
  */
@@ -29,41 +34,57 @@ final class WindowTimestamps extends AbstractStreamOperator<RowData>
     private static final long serialVersionUID = 1L;
 
     private final String table;
-    private final long windowMillis;
-    private final int startPos;
-    private final int endPos;
-    private final int precision;
+    private final TableRowFormat format;
+
+    /** Where {@link #windowMillis} comes from, for a refusal; null while no row has given it. */
+    private String whence;
+
+    /** 0 until the first row, when neither the table nor its input gives it. */
+    private long windowMillis;
+
     private long watermark = Long.MIN_VALUE;
 
-    WindowTimestamps(String table, long windowMillis, TableRowFormat format) {
+    /**
+     * @param windowMillis 0: the first row's
+     * @param whence where a given length comes from, e.g. "the table's 'window'"
+     */
+    WindowTimestamps(String table, long windowMillis, String whence, TableRowFormat format) {
         this.table = table;
         this.windowMillis = windowMillis;
-        this.startPos = format.windowStart();
-        this.endPos = format.windowEnd();
-        this.precision = format.windowPrecision();
+        this.whence = windowMillis == 0 ? null : whence;
+        this.format = format;
         setChainingStrategy(ChainingStrategy.ALWAYS);
     }
 
     @Override
     public void processElement(StreamRecord<RowData> element) {
         RowData row = element.getValue();
-        if (row.isNullAt(startPos) || row.isNullAt(endPos)) {
+        if (row.isNullAt(format.windowStart()) || row.isNullAt(format.windowEnd())) {
             throw refuse("a row without window_start or window_end: " + row);
         }
-        long start = row.getTimestamp(startPos, precision).getMillisecond();
-        long end = row.getTimestamp(endPos, precision).getMillisecond();
+        long start = format.startMillis(row);
+        long end = format.endMillis(row);
+        if (whence == null) {
+            try {
+                WorkIdentity.requireWindowLength(end - start);
+            } catch (IllegalArgumentException e) {
+                throw refuse("a row of the window " + window(start, end) + ": " + e.getMessage());
+            }
+            windowMillis = end - start;
+            whence = "its first rows' windows are";
+        }
         if (end - start != windowMillis) {
             throw refuse(
-                    "a row of the window ["
-                            + Instant.ofEpochMilli(start)
+                    "a row of the window "
+                            + window(start, end)
                             + ", "
-                            + Instant.ofEpochMilli(end)
-                            + "), "
                             + Duration.ofMillis(end - start)
-                            + " long, while the table's 'window' is "
+                            + " long, while "
+                            + whence
+                            + " "
                             + Duration.ofMillis(windowMillis)
-                            + ": write a TUMBLE of that size, or declare its size"
-                            + " (a HOP or CUMULATE window cannot be written)");
+                            + ": write one TUMBLE of that size into the table (a HOP or CUMULATE"
+                            + " window cannot be written)");
         }
         if (Math.floorMod(start, windowMillis) != 0) {
             throw refuse(
@@ -94,6 +115,10 @@ final class WindowTimestamps extends AbstractStreamOperator<RowData>
     public void processWatermark(Watermark mark) throws Exception {
         watermark = Math.max(watermark, mark.getTimestamp());
         super.processWatermark(mark);
+    }
+
+    private static String window(long start, long end) {
+        return "[" + Instant.ofEpochMilli(start) + ", " + Instant.ofEpochMilli(end) + ")";
     }
 
     private SuppressRestartsException refuse(String what) {

@@ -53,6 +53,7 @@ class CanonicalSnapshotsTableFactoryTest {
                 .doesNotContain("Materializer");
     }
 
+    /** The window's length is not among them: the rows give it. */
     @Test
     void missingRequiredOptionsAreNamed() {
         sql.executeSql(
@@ -67,7 +68,9 @@ class CanonicalSnapshotsTableFactoryTest {
                 .hasStackTraceContaining("buckets")
                 .hasStackTraceContaining("job-version")
                 .hasStackTraceContaining("pipeline")
-                .hasStackTraceContaining("window");
+                .rootCause()
+                .message()
+                .doesNotContain("window");
     }
 
     @Test

@@ -67,7 +67,10 @@ public final class SnapshotsKinesisOptions {
                             "The length of the query's tumbling window. A row is late, and a dead"
                                     + " letter, when its window ends at or before its shard's"
                                     + " watermark; dead letters are published per window of this"
-                                    + " length.");
+                                    + " length. A canonical-snapshots table the query writes is"
+                                    + " held to it: one whose 'window' differs is refused when the"
+                                    + " INSERT is planned, a row of another window length fails"
+                                    + " the job.");
 
     public static final ConfigOption<Duration> IDLENESS =
             key("source.idleness")

@@ -2,10 +2,12 @@ package dev.snapshots.kinesis;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What {@code 'connector' = 'snapshots-kinesis'} refuses when a query is planned, each refusal
@@ -21,10 +23,52 @@ class SnapshotsKinesisTableFactoryTest {
     private static final String WATERMARKED =
             "customer STRING, order_time TIMESTAMP(3), WATERMARK FOR order_time AS order_time";
 
+    /** A snapshots table's columns, windows first. */
+    private static final String HOURLY =
+            "window_start TIMESTAMP(3) NOT NULL, window_end TIMESTAMP(3) NOT NULL, customer STRING"
+                    + " NOT NULL, orders BIGINT NOT NULL, PRIMARY KEY (window_start, window_end,"
+                    + " customer) NOT ENFORCED";
+
     private static void plan(String columns, String options) {
         TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
         tables.executeSql("CREATE TABLE orders (" + columns + ") WITH (" + options + ")");
         tables.explainSql("SELECT * FROM orders");
+    }
+
+    /**
+     * The table closes windows of its 'window' (a late row is a dead letter): a snapshots table
+     * that writes windows of another length is refused when the INSERT is planned.
+     */
+    @Test
+    void aSnapshotsTableOfAnotherWindowIsRefusedWhenTheInsertIsPlanned(@TempDir Path store) {
+        TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+        tables.getConfig().set("execution.checkpointing.interval", "10 s");
+        tables.executeSql(
+                "CREATE TABLE orders ("
+                        + WATERMARKED
+                        + ") WITH ("
+                        + OPTIONS.replace("file:///nowhere", store.toUri().toString())
+                        + ")");
+        tables.executeSql(
+                "CREATE TABLE hourly ("
+                        + HOURLY
+                        + ") WITH ('connector' = 'canonical-snapshots', 'store' = '"
+                        + store.toUri()
+                        + "', 'pipeline' = 'orders', 'job-version' = '1', 'buckets' = '2',"
+                        + " 'window' = '1 h')");
+
+        assertThatThrownBy(
+                        () ->
+                                tables.executeSql(
+                                        "INSERT INTO hourly SELECT window_start, window_end,"
+                                                + " customer, COUNT(*) FROM TABLE(TUMBLE(TABLE"
+                                                + " orders, DESCRIPTOR(order_time), INTERVAL '1'"
+                                                + " HOUR)) GROUP BY window_start, window_end,"
+                                                + " customer"))
+                .isInstanceOf(ValidationException.class)
+                .hasMessageContaining(
+                        "table hourly: the table's 'window' is PT1H but its input 'kinesis orders'"
+                                + " judges lateness by windows of PT1M");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.snapshots.job.source.kinesis;
 
 import dev.snapshots.job.source.RecordJudge;
+import dev.snapshots.sink.WindowedSource;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.Map;
@@ -46,7 +47,9 @@ import org.apache.flink.metrics.Gauge;
  */
 @Internal
 public final class KinesisShardSource<T>
-        implements Source<T, ShardSplit, ShardEnumeratorState>, ResultTypeQueryable<T> {
+        implements Source<T, ShardSplit, ShardEnumeratorState>,
+                ResultTypeQueryable<T>,
+                WindowedSource {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -102,6 +105,12 @@ public final class KinesisShardSource<T>
         this.settings = settings;
         this.judge = judge;
         this.type = type;
+    }
+
+    /** The windows its judge's lateness rule closes. */
+    @Override
+    public Duration windowLength() {
+        return Duration.ofMillis(judge.rule().windowMillis());
     }
 
     @Override
