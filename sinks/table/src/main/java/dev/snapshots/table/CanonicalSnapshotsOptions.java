@@ -73,15 +73,16 @@ public final class CanonicalSnapshotsOptions {
                     .durationType()
                     .noDefaultValue()
                     .withDescription(
-                            "Optional: the rows' window_end - window_start gives the window's"
-                                    + " length, whole minutes that divide a day, and the job"
-                                    + " version's first write records it in its identity; a row"
-                                    + " of another length fails the job, as does a later run of"
-                                    + " the version with another. Given ('1 h', '15 min'), every"
-                                    + " row's window must be that long; so must the 'window' of a"
-                                    + " snapshots-kinesis table the query reads (refused when the"
-                                    + " INSERT is planned), whose 'window' is taken when this is"
-                                    + " not given.");
+                            "The window's length, e.g. '1 h' or '15 min': whole minutes that"
+                                    + " divide a day. Without it, the rows' window_end -"
+                                    + " window_start gives it (or the 'window' of a"
+                                    + " snapshots-kinesis table the query reads), and the job"
+                                    + " version's first write records it in its identity. Either"
+                                    + " way every row's window must be that long, in this run and"
+                                    + " every later one of the job version: a row of another"
+                                    + " length fails the job. A 'window' that differs from a"
+                                    + " snapshots-kinesis source's is refused when the INSERT is"
+                                    + " planned.");
 
     public static final ConfigOption<Integer> SCHEMA_VERSION =
             key("schema-version")

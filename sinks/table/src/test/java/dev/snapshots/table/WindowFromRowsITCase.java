@@ -165,8 +165,18 @@ class WindowFromRowsITCase {
 
         assertThatThrownBy(() -> run(1, mixed))
                 .hasStackTraceContaining("table hourly was given a row of the window")
-                .hasStackTraceContaining(
-                        "PT1H long, while its first rows' windows are PT30M: write one TUMBLE");
+                // Which fires first when a watermark passes both windows' ends is not fixed.
+                .satisfiesAnyOf(
+                        e ->
+                                assertThat(e)
+                                        .hasStackTraceContaining(
+                                                "PT1H long, while its first rows' windows are"
+                                                        + " PT30M: write one TUMBLE"),
+                        e ->
+                                assertThat(e)
+                                        .hasStackTraceContaining(
+                                                "PT30M long, while its first rows' windows are"
+                                                        + " PT1H: write one TUMBLE"));
         assertThat(parts(store)).isEmpty();
     }
 
@@ -265,20 +275,19 @@ class WindowFromRowsITCase {
                                         + "', 'format' = 'json'",
                                 "'connector' = 'datagen'");
 
-        assertThatThrownBy(() -> run(1, script))
+        TableEnvironment tables = tables(1);
+        List<String> statements = statements(script);
+        statements.subList(0, 2).forEach(tables::executeSql);
+        String insert = statements.get(2);
+
+        // Thrown by executeSql itself: no job was started.
+        assertThatThrownBy(() -> tables.executeSql(insert))
                 .hasStackTraceContaining("checkpointing is off and the input is unbounded")
                 .hasStackTraceContaining("Set execution.checkpointing.interval");
 
-        TableEnvironment tables = tables(1);
-        for (String statement : statements(script)) {
-            if (statement.startsWith("INSERT")) {
-                // As a script's SET: the table's configuration, which the planner applies.
-                tables.getConfig().set("execution.checkpointing.interval", "1 s");
-                tables.executeSql(statement).getJobClient().orElseThrow().cancel().get();
-            } else {
-                tables.executeSql(statement);
-            }
-        }
+        // As a script's SET: the table's configuration, which the planner applies.
+        tables.getConfig().set("execution.checkpointing.interval", "1 s");
+        tables.executeSql(insert).getJobClient().orElseThrow().cancel().get();
     }
 
     /** The orders as JSON lines, their table, the sink's table and the INSERT. */
