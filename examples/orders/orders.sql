@@ -42,7 +42,8 @@ GROUP BY window_start, window_end, customer;
 
 -- The snapshots: one Parquet object per hour and bucket of customers, at a key that names the
 -- work (orders/v=1/schema=1/date=2026-12-01/window=0000/part-00000-of-00004-....parquet).
--- The primary key, window columns aside, sorts and buckets a window's rows.
+-- The primary key, window columns aside, sorts and buckets a window's rows. The window's length
+-- is the rows' (window_end - window_start): the store records it at the first write.
 CREATE TABLE customer_hourly (
   window_start  TIMESTAMP(3) NOT NULL,
   window_end    TIMESTAMP(3) NOT NULL,
@@ -63,8 +64,7 @@ CREATE TABLE customer_hourly (
   'store' = 'file:///tmp/snapshots-orders',
   'pipeline' = 'orders',
   'job-version' = '1',
-  'buckets' = '4',
-  'window' = '1 h'
+  'buckets' = '4'
 );
 
 INSERT INTO customer_hourly SELECT * FROM customer_hours;
