@@ -36,7 +36,6 @@ CREATE TABLE merchant_minutes (
   'store' = 'file:///tmp/snapshots-payments',
   'pipeline' = 'payments',
   'job-version' = '1',
-  'window' = '1 min', -- 'window' optional once derived
   'buckets' = '4'
 );
 
