@@ -256,6 +256,15 @@ final class BenchReport {
                             r.get("roundsOursAtMostFileSink"),
                             r.get("verdict"),
                             ratio(r.get("oursOverDiscardingRate"))));
+            if (r.get("redistributedOverOurs") instanceof Map<?, ?> over) {
+                t.append(
+                        String.format(
+                                "  redistributed / ours (window at 3 over writers at 2, against"
+                                        + " chained at 2): CPU %s, allocated %s, events/s %s%n",
+                                ratio(over.get("cpuNanosPerEvent")),
+                                ratio(over.get("allocatedBytesPerEvent")),
+                                ratio(over.get("eventsPerSecond"))));
+            }
         }
     }
 
