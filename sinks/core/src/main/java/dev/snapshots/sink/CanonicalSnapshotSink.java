@@ -38,11 +38,11 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *  KEY_GROUPS, {@link #writeWindows}: chained to the window, no second shuffle
- *    keyBy(key) ─► window ─► WindowRowsRelay ─► WindowRowsWriter ──committables──► SnapshotCommitter ─► store
+ *    keyBy(key) ─► window ─► WindowRowsRelay ─► WindowRowsWriter ─committables─► SnapshotCommitter
  *                            passes rows on      gathers a window's rows
  *                                                per bucket; at the watermark
  *                                                past its end: one part each
- *    a window parallelism that splits a bucket (any above B): the writers at the largest below it
+ *    a window parallelism that splits a bucket (any above B): writers at the largest below it
  *    that keeps buckets whole
  *    keyBy(key) ─► window ─► keyBy(key) ─► WindowRowsRelay ─► WindowRowsWriter ─► ...
  *                                          holds a window's rows
