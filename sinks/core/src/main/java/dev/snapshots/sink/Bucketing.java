@@ -26,7 +26,8 @@ public enum Bucketing {
      * dividing the max parallelism. Flink sends all keys of a key group to one subtask, so a window
      * keyed by the row's key emits each bucket's rows in one subtask, at any parallelism that keeps
      * buckets whole, and {@link CanonicalSnapshotSink#writeWindows} writes them there, with no
-     * second shuffle and no state.
+     * second shuffle and no state; at one that splits a bucket, it writes them at the largest below
+     * that keeps buckets whole, after a keyBy on the row's key.
      */
     KEY_GROUPS;
 
@@ -67,8 +68,10 @@ public enum Bucketing {
     }
 
     /**
-     * With {@link #KEY_GROUPS}, refuses a parallelism at which a subtask's key groups would end
-     * inside a bucket: that bucket's rows would come out of two subtasks.
+     * With {@link #KEY_GROUPS}, refuses a writer parallelism at which a subtask's key groups would
+     * end inside a bucket: that bucket's rows would come out of two subtasks. {@link
+     * CanonicalSnapshotSink#writeWindows} never builds one; an in-place rescale of the writers'
+     * task can ask for one.
      */
     public void requireWholeBuckets(int bucketCount, int maxParallelism, int parallelism) {
         if (this != KEY_GROUPS) {
@@ -87,8 +90,11 @@ public enum Bucketing {
                 String.format(
                         Locale.ROOT,
                         "parallelism %d splits bucket %d of %d between two subtasks (subtask %d"
-                                + " starts at key group %d of %d): with key-group bucketing run"
-                                + " at a parallelism that keeps buckets whole: %s",
+                                + " starts at key group %d of %d): with key-group bucketing the"
+                                + " writers run at a parallelism that keeps buckets whole: %s."
+                                + " The window may run at any: writeWindows sets the writers'"
+                                + " when the job is built; rescale the writers' task in place"
+                                + " only to one of these",
                         parallelism,
                         start / groupsPerBucket,
                         bucketCount,
@@ -102,8 +108,8 @@ public enum Bucketing {
     }
 
     /**
-     * The largest parallelism up to {@code upTo} that keeps every bucket in one subtask: for a job
-     * that was not told its parallelism (an embedded run takes the machine's cores).
+     * The largest parallelism up to {@code upTo} that keeps every bucket in one subtask: where
+     * {@link CanonicalSnapshotSink#writeWindows} runs the writers of a window at {@code upTo}.
      */
     public int largestWholeParallelism(int bucketCount, int maxParallelism, int upTo) {
         int p = upTo;

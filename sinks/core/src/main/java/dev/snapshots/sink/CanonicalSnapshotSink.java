@@ -27,6 +27,8 @@ import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.streaming.api.transformations.WithBoundedness;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes each part of (window, bucket) as exactly one object at a key derived from the logical
@@ -36,10 +38,15 @@ import org.apache.flink.streaming.api.transformations.WithBoundedness;
  *
  * <pre>
  *  KEY_GROUPS, {@link #writeWindows}: chained to the window, no second shuffle
- *    keyBy(key) ─► window ─► rows ─► WindowRowsWriter ──committables──► SnapshotCommitter ─► store
- *                                    gathers a window's rows
- *                                    per bucket; at the watermark
- *                                    past its end: one part each
+ *    keyBy(key) ─► window ─► WindowRowsRelay ─► WindowRowsWriter ─committables─► SnapshotCommitter
+ *                            passes rows on      gathers a window's rows
+ *                                                per bucket; at the watermark
+ *                                                past its end: one part each
+ *    a window parallelism that splits a bucket (any above B): writers at the largest below it
+ *    that keeps buckets whole
+ *    keyBy(key) ─► window ─► keyBy(key) ─► WindowRowsRelay ─► WindowRowsWriter ─► ...
+ *                                          holds a window's rows
+ *                                          until its watermark
  *  HASH, {@link #assemble}: any stream
  *    rows ─► keyBy(bucket) ─► window (list state) ─► SnapshotPart ─► SnapshotWriter ─► SnapshotCommitter
  *
@@ -62,6 +69,7 @@ public final class CanonicalSnapshotSink<T>
                 SupportsCommitter<SnapshotCommittable>,
                 SupportsPostCommitTopology<SnapshotCommittable> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(CanonicalSnapshotSink.class);
 
     /**
      * The max parallelism buckets are laid out over when neither the builder nor the environment
@@ -94,17 +102,20 @@ public final class CanonicalSnapshotSink<T>
     /**
      * Writes a window's rows where the window emits them, for {@link Bucketing#KEY_GROUPS}: the
      * sink runs chained to the window, at its parallelism and max parallelism, and closes each
-     * (window, bucket) part when the watermark passes the window's end.
+     * (window, bucket) part when the watermark passes the window's end. A window at a parallelism
+     * that splits a bucket between subtasks (any above B; 3 for B = 4) keeps it: its rows go by
+     * their key to writers at the largest parallelism below it that keeps buckets whole (4 for 8
+     * with B = 4, 2 for 3), which hold them until the watermark passes their window. The parts are
+     * the same either way, and a savepoint of one restores at a parallelism of the other.
      *
      * @param windowResults the output of an event-time window keyed by {@link
      *     dev.snapshots.format.RowFormat#key}, each row with its window's timestamp (as a window
      *     function emits them), not re-partitioned since
      * @throws IllegalArgumentException if the bucketing is not key groups, a {@link
      *     PojoRowFormat}'s rows come from a window keyed by anything but its key selector, B does
-     *     not divide the max parallelism, the parallelism would split a bucket between subtasks,
-     *     the sink was built without a window length, or checkpoints could fall between a window's
-     *     rows and its watermark (unaligned checkpoints with interruptible timers or without
-     *     chaining)
+     *     not divide the max parallelism, the sink was built without a window length, or
+     *     checkpoints could fall between a window's rows and its watermark (unaligned checkpoints
+     *     with interruptible timers or without chaining)
      * @throws IllegalStateException if the store does not refuse a second create-if-absent, or the
      *     job version was first written with another B, bucketing, window length or schema (see
      *     {@link dev.snapshots.store.StoreConformance}, {@link
@@ -137,9 +148,20 @@ public final class CanonicalSnapshotSink<T>
             pojo.requireKeyedBy(window.getStateKeySelector());
         }
         int parallelism = windowResults.getParallelism();
-        if (parallelism > 0) {
-            Bucketing.KEY_GROUPS.requireWholeBuckets(
-                    config.bucketCount(), maxParallelism, parallelism);
+        int writers =
+                parallelism > 0
+                        ? Bucketing.KEY_GROUPS.largestWholeParallelism(
+                                config.bucketCount(), maxParallelism, parallelism)
+                        : parallelism;
+        if (writers != parallelism) {
+            LOG.info(
+                    "{}: the window runs at parallelism {}, which splits {} key-group buckets"
+                            + " between subtasks; its rows go by their key to {} writers, which"
+                            + " keep them whole",
+                    config.sinkUid(),
+                    parallelism,
+                    config.bucketCount(),
+                    writers);
         }
         StreamExecutionEnvironment env = windowResults.getExecutionEnvironment();
         if (env.getCheckpointConfig().isUnalignedCheckpointsEnabled()
@@ -155,12 +177,12 @@ public final class CanonicalSnapshotSink<T>
         requireCheckpoints(windowResults);
         Preflight.atBuild(config, maxParallelism);
         DataStreamSink<T> sink =
-                windowResults
+                WindowRowsRelay.relay(windowResults, config, maxParallelism, writers)
                         .sinkTo(new WindowRowsSink<>(config, maxParallelism))
                         .name(config.sinkUid())
                         .uid(config.sinkUid());
-        if (parallelism > 0) {
-            sink.setParallelism(parallelism);
+        if (writers > 0) {
+            sink.setParallelism(writers);
         }
         sink.getTransformation().setMaxParallelism(maxParallelism);
         return sink;

@@ -40,9 +40,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Key-group buckets, with the sink chained to the window: the same parts at every parallelism that
- * keeps buckets whole and across a rescale from a savepoint; a clear refusal of every setting that
- * would let a bucket's rows come from two subtasks or a checkpoint fall inside a window's rows.
+ * Key-group buckets, with the sink chained to the window: the same parts at every parallelism (one
+ * that splits a bucket writes through fewer writers) and across a rescale from a savepoint; a clear
+ * refusal of every setting that would let a bucket's rows come from two subtasks or a checkpoint
+ * fall inside a window's rows.
  */
 class KeyGroupBucketsITCase {
     @RegisterExtension
@@ -71,10 +72,11 @@ class KeyGroupBucketsITCase {
                 .parallelism(parallelism);
     }
 
+    /** 4 splits the buckets: its window's rows go to 3 writers. */
     @Test
-    void parallelismOneTwoAndThreePublishTheSamePartsWithTheSameContent() throws Exception {
+    void parallelismOneTwoThreeAndFourPublishTheSamePartsWithTheSameContent() throws Exception {
         Map<String, String> firstFingerprints = null;
-        for (int parallelism : List.of(1, 2, 3)) {
+        for (int parallelism : List.of(1, 2, 3, 4)) {
             StoreSpec store = StoreKind.FILESYSTEM.fresh();
             job(store, parallelism).run();
 
@@ -108,11 +110,13 @@ class KeyGroupBucketsITCase {
         assertPublishedExactlyOnce(store, READINGS, REFERENCE, 1);
     }
 
+    /** Only an in-place rescale of the writers' task asks for one: each writer refuses it. */
     @Test
-    void aParallelismThatSplitsABucketIsRefusedWithTheParallelismsThatFit() {
-        assertThatThrownBy(() -> job(StoreKind.FILESYSTEM.fresh(), 4).start())
+    void aWriterParallelismThatSplitsABucketIsRefusedWithTheParallelismsThatFit() {
+        assertThatThrownBy(
+                        () -> Bucketing.KEY_GROUPS.requireWholeBuckets(BUCKETS, MAX_PARALLELISM, 4))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("parallelism 4 splits bucket")
+                .hasMessageContaining("parallelism 4 splits bucket 1 of 6")
                 .hasMessageContaining("1, 2, 3, 6");
     }
 
@@ -193,7 +197,7 @@ class KeyGroupBucketsITCase {
     }
 
     /** Each part's key and the fingerprint in its metadata. */
-    private static Map<String, String> fingerprints(StoreSpec spec) throws Exception {
+    static Map<String, String> fingerprints(StoreSpec spec) throws Exception {
         Map<String, String> out = new TreeMap<>();
         try (ObjectStore store = spec.open()) {
             List<String> keys = new ArrayList<>();

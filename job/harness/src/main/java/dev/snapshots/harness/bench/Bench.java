@@ -30,6 +30,7 @@ public final class Bench {
                     "usage: snapshots bench [--events N] [--keys K] [--buckets B] [--store file|s3] [--runs R]",
                     "                       [--scale-keys K1,K2,..] [--scale-buckets B1,B2,..] [--scale-events N] [--heap SIZE] [--gc g1|parallel] [--profile yes|no]",
                     "                       [--checkpoint-interval D] [--publish-concurrency N] [--catch-up yes|no] [--commit-shapes BxP,..]",
+                    "                       [--redistributed yes|no]",
                     "",
                     "  --events N          events per comparison run [20000000]",
                     "  --keys K            keys (devices) per window [10000]",
@@ -50,6 +51,8 @@ public final class Bench {
                     "  --catch-up yes|no   also replay a backlog of 10 splits whose densities differ tenfold, with and without",
                     "                      watermark alignment (scale-events events, keys per window, checkpoints every 2 s):",
                     "                      events/s, heap and state [no]",
+                    "  --redistributed yes|no  each round also runs ours with the window at 3 subtasks, which splits B's buckets:",
+                    "                      its rows go by key to the writers at 2; CPU, allocation and events/s over ours' [no]",
                     "",
                     "Writes target/bench/results.json, BENCHMARKS.md, chart.png and report.html (one self-contained page).",
                     "One part's encoding alone (JMH: ours, parquet-avro, Parquet's floor): ./snapshots jmh [ROWS,..], about 5 minutes.");

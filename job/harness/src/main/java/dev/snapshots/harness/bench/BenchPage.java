@@ -211,17 +211,27 @@ final class BenchPage {
                     .el("th", "class=\"n\"", "median (min..max)")
                     .el("th", "class=\"n\"", "spread")
                     .raw("</tr>");
-            for (String[] f :
-                    new String[][] {
-                        {"oursOverFileSinkCpu", "ours / FileSink, CPU per event"},
-                        {"oursOverDiscardingCpu", "ours / discarding, CPU per event"},
-                        {"oursOverDiscardingRate", "ours / discarding, events/s (wall clock)"}
+            JsonNode over = r.path("redistributedOverOurs");
+            for (Object[] f :
+                    new Object[][] {
+                        {r.path("oursOverFileSinkCpu"), "ours / FileSink, CPU per event"},
+                        {r.path("oursOverDiscardingCpu"), "ours / discarding, CPU per event"},
+                        {
+                            r.path("oursOverDiscardingRate"),
+                            "ours / discarding, events/s (wall clock)"
+                        },
+                        {over.path("cpuNanosPerEvent"), "redistributed / ours, CPU per event"},
+                        {over.path("allocatedBytesPerEvent"), "redistributed / ours, allocated"},
+                        {over.path("eventsPerSecond"), "redistributed / ours, events/s"}
                     }) {
-                h.raw("<tr>")
-                        .el("td", "", f[1])
-                        .el("td", "class=\"n\"", stats(r.path(f[0])))
-                        .el("td", "class=\"n\"", spread(r.path(f[0])))
-                        .raw("</tr>");
+                JsonNode ratio = (JsonNode) f[0];
+                if (!ratio.isMissingNode()) {
+                    h.raw("<tr>")
+                            .el("td", "", (String) f[1])
+                            .el("td", "class=\"n\"", stats(ratio))
+                            .el("td", "class=\"n\"", spread(ratio))
+                            .raw("</tr>");
+                }
             }
             h.raw("</table></div>");
             h.el(

@@ -1,7 +1,9 @@
 package dev.snapshots.harness.bench;
 
 import dev.snapshots.cli.Flags;
+import dev.snapshots.job.SnapshotPipeline;
 import dev.snapshots.job.config.JobConfig;
+import dev.snapshots.sink.Bucketing;
 import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,9 +13,9 @@ import java.util.Set;
 
 /**
  * What a benchmark measures: its flags, checked, and every run in the order they go: rounds of
- * discarding, FileSink, ours (so machine drift hits all three alike), then per key count of the
- * scaling table as many rounds of the discarding sink, FileSink and ours per bucket count, then the
- * catch-ups.
+ * discarding, FileSink, ours (and ours redistributed, if asked) (so machine drift hits all alike),
+ * then per key count of the scaling table as many rounds of the discarding sink, FileSink and ours
+ * per bucket count, then the catch-ups.
  */
 final class BenchPlan {
     private static final String[][] FLAGS = {
@@ -30,6 +32,7 @@ final class BenchPlan {
         {"gc", "g1"},
         {"profile", "no"},
         {"catch-up", "no"},
+        {"redistributed", "no"},
         {"checkpoint-interval", "10s"},
         {"commit-shapes", "none"},
         {
@@ -66,7 +69,7 @@ final class BenchPlan {
 
     static BenchPlan parse(String[] args) {
         Map<String, String> flags = Flags.parse(args, FLAGS, Set.of());
-        for (String yesNo : List.of("profile", "catch-up")) {
+        for (String yesNo : List.of("profile", "catch-up", "redistributed")) {
             if (!List.of("yes", "no").contains(flags.get(yesNo))) {
                 throw new IllegalArgumentException(
                         "--" + yesNo + " must be yes or no, got '" + flags.get(yesNo) + "'");
@@ -108,13 +111,31 @@ final class BenchPlan {
                         "--" + n + " must be a positive whole number, got '" + flags.get(n) + "'");
             }
         }
-        return new BenchPlan(flags);
+        BenchPlan plan = new BenchPlan(flags);
+        if (plan.redistributed()
+                && Bucketing.KEY_GROUPS.largestWholeParallelism(
+                                plan.buckets(),
+                                SnapshotPipeline.MAX_PARALLELISM,
+                                BenchRun.REDISTRIBUTED_WINDOW_PARALLELISM)
+                        == BenchRun.REDISTRIBUTED_WINDOW_PARALLELISM) {
+            throw new IllegalArgumentException(
+                    "--redistributed runs the window at "
+                            + BenchRun.REDISTRIBUTED_WINDOW_PARALLELISM
+                            + ", which keeps "
+                            + plan.buckets()
+                            + " buckets whole: take a --buckets below "
+                            + SnapshotPipeline.MAX_PARALLELISM);
+        }
+        return plan;
     }
 
     List<Run> runs() {
         List<Run> runs = new ArrayList<>();
         for (int r = 1; r <= rounds(); r++) {
             for (BenchRun.Sink sink : BenchRun.Sink.values()) {
+                if (sink == BenchRun.Sink.REDISTRIBUTED && !redistributed()) {
+                    continue;
+                }
                 runs.add(
                         new Run(
                                 Section.COMPARISON,
@@ -194,6 +215,11 @@ final class BenchPlan {
 
     boolean s3() {
         return flags.get("store").equals("s3");
+    }
+
+    /** Whether each comparison round also runs ours with the window at a splitting parallelism. */
+    boolean redistributed() {
+        return flags.get("redistributed").equals("yes");
     }
 
     boolean profile() {

@@ -61,7 +61,7 @@ final class BenchReport {
                         results.get("machine")));
         t.append(
                 String.format(
-                        "%-11s %12s %12s %9s %12s %10s %10s %12s %9s %9s %10s%n",
+                        "%-13s %12s %12s %9s %12s %10s %10s %12s %9s %9s %10s%n",
                         "sink",
                         "events/s",
                         "min..max",
@@ -77,7 +77,7 @@ final class BenchReport {
                 (sink, s) ->
                         t.append(
                                 String.format(
-                                        "%-11s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB %,10d%n",
+                                        "%-13s %,12d %12s %8s%% %,12d %10s %10s %,12d %9s %6s MiB %,10d%n",
                                         sink,
                                         s.get("eventsPerSecondMedian"),
                                         shortRange(s),
@@ -223,7 +223,7 @@ final class BenchReport {
                 String.format(
                         "%nCPU per event: the run's JVM, user + system, steady state; own: over the discarding sink of the round."
                                 + "%nAllocated: bytes per event over the JVM's threads. Rounds: median (min..max).%n"
-                                + "%-10s %3s %-11s %28s %24s %24s%n",
+                                + "%-10s %3s %-13s %28s %24s %24s%n",
                         "keys",
                         "B",
                         "sink",
@@ -238,7 +238,7 @@ final class BenchReport {
             for (String sink : cpu.keySet()) {
                 t.append(
                         String.format(
-                                "%-10s %3s %-11s %28s %24s %24s%n",
+                                "%-10s %3s %-13s %28s %24s %24s%n",
                                 first ? String.format("%,d", r.get("keys")) : "",
                                 first ? r.get("buckets") : "",
                                 sink,
@@ -256,6 +256,15 @@ final class BenchReport {
                             r.get("roundsOursAtMostFileSink"),
                             r.get("verdict"),
                             ratio(r.get("oursOverDiscardingRate"))));
+            if (r.get("redistributedOverOurs") instanceof Map<?, ?> over) {
+                t.append(
+                        String.format(
+                                "  redistributed / ours (window at 3 over writers at 2, against"
+                                        + " chained at 2): CPU %s, allocated %s, events/s %s%n",
+                                ratio(over.get("cpuNanosPerEvent")),
+                                ratio(over.get("allocatedBytesPerEvent")),
+                                ratio(over.get("eventsPerSecond"))));
+            }
         }
     }
 

@@ -68,10 +68,27 @@ public final class BenchRun {
     enum Sink {
         DISCARDING,
         FILESINK,
-        OURS
+        OURS,
+        /**
+         * Ours with the window at {@link #REDISTRIBUTED_WINDOW_PARALLELISM}, which splits B's
+         * buckets: its rows go by their key to the writers (at the largest parallelism below it
+         * that keeps buckets whole, the one {@link #OURS} writes at), which hold them until their
+         * window's watermark. The cost of a user's parallelism that does not keep buckets whole.
+         */
+        REDISTRIBUTED;
+
+        boolean ours() {
+            return this == OURS || this == REDISTRIBUTED;
+        }
     }
 
     static final int PARALLELISM = 2;
+
+    /**
+     * Splits the buckets of every B below 128: its subtasks' key groups start at 43 and 86 of 128.
+     */
+    static final int REDISTRIBUTED_WINDOW_PARALLELISM = PARALLELISM + 1;
+
     static final int WINDOWS_MINIMUM = 4;
 
     /**
@@ -124,7 +141,7 @@ public final class BenchRun {
                 new ArrayList<>(
                         List.of(
                                 "--store",
-                                sink == Sink.OURS ? storeUri : "file:///unused",
+                                sink.ours() ? storeUri : "file:///unused",
                                 "--windows",
                                 Long.toString(windows),
                                 "--events-per-window",
@@ -150,7 +167,7 @@ public final class BenchRun {
                                 maxDrift == null ? "0s" : maxDrift,
                                 "--parallelism",
                                 Integer.toString(PARALLELISM)));
-        if (sink == Sink.OURS && !endpoint.isEmpty()) {
+        if (sink.ours() && !endpoint.isEmpty()) {
             flags.addAll(List.of("--endpoint", endpoint));
         }
         JobConfig config = JobConfig.parse(flags.toArray(new String[0]));
@@ -214,6 +231,10 @@ public final class BenchRun {
                                         .withBucketAssigner(new ByWindow())
                                         .build())
                         .name("filesink");
+                break;
+            case REDISTRIBUTED:
+                streams.aggregates().setParallelism(REDISTRIBUTED_WINDOW_PARALLELISM);
+                SnapshotPipeline.writeSnapshots(config, streams.aggregates());
                 break;
             default:
                 SnapshotPipeline.writeSnapshots(config, streams.aggregates());

@@ -32,9 +32,10 @@ final class BenchSummary {
         comparison.put("runs", plan.rounds());
         Map<String, Object> sinks = new LinkedHashMap<>();
         for (BenchRun.Sink sink : BenchRun.Sink.values()) {
-            sinks.put(
-                    sink.name().toLowerCase(Locale.ROOT),
-                    summary(results(runs, Section.COMPARISON, sink)));
+            List<JsonNode> results = results(runs, Section.COMPARISON, sink);
+            if (!results.isEmpty()) {
+                sinks.put(sink.name().toLowerCase(Locale.ROOT), summary(results));
+            }
         }
         comparison.put("sinks", sinks);
         double ours =
@@ -151,7 +152,9 @@ final class BenchSummary {
                             .findFirst()
                             .ifPresent(m -> rounds.add(m.result()));
                 }
-                bySink.put(sink, rounds);
+                if (!rounds.isEmpty()) {
+                    bySink.put(sink, rounds);
+                }
             }
             rows.add(costRow(keys, buckets, bySink));
         }
@@ -197,6 +200,23 @@ final class BenchSummary {
                                                 bySink.get(BenchRun.Sink.DISCARDING),
                                                 "eventsPerSecond")))
                         .toMap(3));
+        List<JsonNode> redistributed = bySink.get(BenchRun.Sink.REDISTRIBUTED);
+        if (redistributed != null) {
+            // The same rounds, ours with its window at a parallelism that splits buckets over ours
+            // with the window chained to its writers: what the redistribution costs.
+            Map<String, Object> overOurs = new LinkedHashMap<>();
+            for (String figure :
+                    List.of("cpuNanosPerEvent", "allocatedBytesPerEvent", "eventsPerSecond")) {
+                overOurs.put(
+                        figure,
+                        Rounds.of(
+                                        Rounds.ratios(
+                                                figure(redistributed, figure),
+                                                figure(bySink.get(BenchRun.Sink.OURS), figure)))
+                                .toMap(3));
+            }
+            r.put("redistributedOverOurs", overOurs);
+        }
         r.put(
                 "roundsOursAtMostFileSink",
                 Arrays.stream(Rounds.ratios(ours, fileSink)).filter(x -> x <= 1).count()

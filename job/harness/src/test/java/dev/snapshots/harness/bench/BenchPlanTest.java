@@ -1,6 +1,7 @@
 package dev.snapshots.harness.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.harness.bench.BenchPlan.Run;
 import java.util.List;
@@ -78,6 +79,42 @@ class BenchPlanTest {
                         "CATCH_UP OURS 1000 10 2 5m");
         assertThat(runs.get(3).label()).isEqualTo("round 2/2");
         assertThat(runs.get(10).label()).isEqualTo("scaling 10 keys, round 2/2");
+    }
+
+    @Test
+    void redistributedRunsRightAfterOursInEachRound() {
+        assertThat(
+                        BenchPlan.parse(
+                                        new String[] {
+                                            "--runs",
+                                            "2",
+                                            "--scale-keys",
+                                            "none",
+                                            "--redistributed",
+                                            "yes"
+                                        })
+                                .runs())
+                .extracting(r -> r.sink() + " " + r.label())
+                .containsExactly(
+                        "DISCARDING round 1/2",
+                        "FILESINK round 1/2",
+                        "OURS round 1/2",
+                        "REDISTRIBUTED round 1/2",
+                        "DISCARDING round 2/2",
+                        "FILESINK round 2/2",
+                        "OURS round 2/2",
+                        "REDISTRIBUTED round 2/2");
+    }
+
+    @Test
+    void redistributedIsRefusedForABucketCountItsWindowKeepsWhole() {
+        assertThatThrownBy(
+                        () ->
+                                BenchPlan.parse(
+                                        new String[] {
+                                            "--buckets", "128", "--redistributed", "yes"
+                                        }))
+                .hasMessageContaining("--redistributed runs the window at 3, which keeps 128");
     }
 
     @Test

@@ -165,6 +165,31 @@ class OrdersPipelineITCase {
     }
 
     /**
+     * At a laptop's default parallelism, 8, above the example's B = 4: one object per (hour,
+     * bucket), equal to the reference; then a run at 3, which does not divide B, into the same
+     * store adds no object and reports no divergence.
+     */
+    @Test
+    void atParallelismEightThenThreeEachPartIsPublishedOnce() throws Exception {
+        StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        String sql = script(store, EXAMPLE.resolve("orders.jsonl"), 1);
+        JobClient first = start(sql + "\nSET 'parallelism.default' = '8';\n", null);
+        first.getJobExecutionResult().get(3, TimeUnit.MINUTES);
+        int published = assertOnePartPerWindowAndBucket(store, 1, reference(0, 6));
+        Map<String, String> parts = partHashes(store, 1);
+
+        JobClient second = start(sql + "\nSET 'parallelism.default' = '3';\n", null);
+        second.getJobExecutionResult().get(3, TimeUnit.MINUTES);
+
+        assertThat(subtasks(first.getJobID(), "partsCreated")).as("committers").isEqualTo(8);
+        assertThat(subtasks(second.getJobID(), "partsCreated")).as("committers").isEqualTo(3);
+        assertThat(partHashes(store, 1)).as("parts and manifests, byte for byte").isEqualTo(parts);
+        assertThat(counter(second.getJobID(), "partsCreated")).isZero();
+        assertThat(counter(second.getJobID(), "partsDivergent")).isZero();
+        assertThat(counter(second.getJobID(), "partsCollapsed")).isEqualTo(published);
+    }
+
+    /**
      * A team that sets {@code pipeline.auto-generate-uids: false} has the planner name its
      * operators ({@code table.exec.uid.generation}); the table's own operators are named after it.
      */
@@ -272,6 +297,16 @@ class OrdersPipelineITCase {
                 .filter(m -> m instanceof Counter)
                 .mapToLong(m -> ((Counter) m).getCount())
                 .sum();
+    }
+
+    /** How many subtasks of the job registered the metric. */
+    private static long subtasks(JobID job, String name) {
+        return REPORTER.getMetricsByGroup().entrySet().stream()
+                .filter(g -> job.toString().equals(g.getKey().getAllVariables().get("<job_id>")))
+                .filter(g -> g.getValue().containsKey(name))
+                .map(g -> g.getKey().getAllVariables().get("<subtask_index>"))
+                .distinct()
+                .count();
     }
 
     private static long millis(LocalDateTime utc) {
