@@ -7,6 +7,7 @@ import java.util.List;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
@@ -16,17 +17,24 @@ import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessageTypeInfo;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.transformations.MultipleInputTransformation;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.api.transformations.PartitionTransformation;
 import org.apache.flink.streaming.api.transformations.WithBoundedness;
+import org.apache.flink.streaming.runtime.operators.sink.CommitterOperatorFactory;
+import org.apache.flink.streaming.runtime.operators.sink.SinkWriterOperatorFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +57,8 @@ import org.slf4j.LoggerFactory;
  *                                          until its watermark
  *  HASH, {@link #assemble}: any stream
  *    rows ─► keyBy(bucket) ─► window (list state) ─► SnapshotPart ─► SnapshotWriter ─► SnapshotCommitter
+ *  HASH, {@link #assembleAhead}: the same, ahead of a table source's rows, which pass a junction the
+ *    sink's last task feeds, so that a planner keeping what the query's sinks reach keeps the sink
  *
  *  SnapshotWriter: sort, encode Parquet,   SnapshotCommitter, after the checkpoint:
  *  fingerprint; stage (upload / temp file) create-if-absent at the key; 412 ► compare
@@ -211,6 +221,82 @@ public final class CanonicalSnapshotSink<T>
     }
 
     /**
+     * As {@link #assemble}, ahead of {@code rows}: publishes {@code windowResults}, and returns
+     * {@code rows} unchanged through a junction that the sink's last task also feeds (nothing flows
+     * on that edge). For a table source: Flink's planner keeps only the operators the query's sinks
+     * reach, so a sink added beside the query is dropped, and one the query's rows pass through is
+     * kept, whatever runs the statement (SQL Client, SQL Gateway, {@code executeSql}).
+     *
+     * <pre>
+     *  windowResults ─► keyBy(bucket) ─► window ─► Writer ─► Committer ─► Completion pointer ─┐
+     *  rows ──────────────────────────────────────────────────────────────────────────► junction ─► rows
+     * </pre>
+     *
+     * <p>The sink's operators are those Flink expands {@link #assemble}'s sink into, with the same
+     * names and uids, so their state in a savepoint of one restores into the other. The junction
+     * passes the rows' own watermarks: the rows' event time never waits on the sink's.
+     *
+     * @param rows any stream; the junction runs at its parallelism
+     * @throws IllegalArgumentException as {@link #assemble}, and for a job that would run as a
+     *     batch, where Flink's sinks commit at the end of input: use {@link #assemble} there
+     * @throws IllegalStateException as {@link #assemble}
+     */
+    public <R> DataStream<R> assembleAhead(DataStream<T> windowResults, DataStream<R> rows) {
+        int laidOut = maxParallelism(windowResults);
+        requireCheckpoints(windowResults);
+        StreamExecutionEnvironment env = windowResults.getExecutionEnvironment();
+        RuntimeExecutionMode mode = env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE);
+        if (mode == RuntimeExecutionMode.BATCH
+                || (mode == RuntimeExecutionMode.AUTOMATIC && !unbounded(windowResults))) {
+            throw new IllegalArgumentException(
+                    "assembleAhead builds a streaming job's sink, and this job would run as a"
+                            + " batch: use assemble");
+        }
+        Preflight.atBuild(config, laidOut);
+        CanonicalSnapshotSink<T> sink = new CanonicalSnapshotSink<>(config, laidOut);
+        // Named and uid'd as Flink names the operators of a sink it expands (the sink's name and
+        // uid are config.sinkUid()): state in savepoints is found by these uids.
+        String uid = config.sinkUid();
+        TypeInformation<CommittableMessage<SnapshotCommittable>> committables =
+                CommittableMessageTypeInfo.of(SnapshotCommittableSerializer::new);
+        SingleOutputStreamOperator<CommittableMessage<SnapshotCommittable>> committed =
+                PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
+                        .transform(
+                                uid + ": Writer",
+                                committables,
+                                new SinkWriterOperatorFactory<>(sink))
+                        .uid(uid)
+                        .transform(
+                                uid + ": Committer",
+                                committables,
+                                new CommitterOperatorFactory<>(
+                                        sink,
+                                        false,
+                                        env.getCheckpointConfig().isCheckpointingEnabled()))
+                        .uid("Sink Committer: " + uid);
+        SingleOutputStreamOperator<Void> pointer = completionPointer(committed, uid + ": ");
+        // Flink 1.20 makes every exchange ahead of a sink's post-commit operators aligned-only (its
+        // walk from them does not stop at the writer); ours too, so that this runs as Flink's
+        // expansion would.
+        for (Transformation<?> ahead : pointer.getTransformation().getTransitivePredecessors()) {
+            if (ahead instanceof PartitionTransformation<?> exchange) {
+                exchange.getPartitioner().disableUnalignedCheckpoints();
+            }
+        }
+        MultipleInputTransformation<R> junction =
+                new MultipleInputTransformation<>(
+                        uid + ": Junction",
+                        new SinkJunction.Factory<>(),
+                        rows.getType(),
+                        rows.getParallelism());
+        junction.addInput(rows.getTransformation());
+        junction.addInput(pointer.broadcast().getTransformation());
+        junction.setUid(uid + "-junction");
+        env.addOperator(junction);
+        return new DataStream<>(env, junction);
+    }
+
+    /**
      * Checks now, outside any job, what {@link #writeWindows} and {@link #assemble} check as they
      * build it: for a deploy tool that must refuse a new version before it stops the running one.
      *
@@ -233,14 +319,7 @@ public final class CanonicalSnapshotSink<T>
                         == RuntimeExecutionMode.BATCH) {
             return;
         }
-        boolean unbounded =
-                windowResults.getTransformation().getTransitivePredecessors().stream()
-                        .anyMatch(
-                                t ->
-                                        t instanceof WithBoundedness source
-                                                && source.getBoundedness()
-                                                        == Boundedness.CONTINUOUS_UNBOUNDED);
-        if (unbounded) {
+        if (unbounded(windowResults)) {
             throw new IllegalArgumentException(
                     "checkpointing is off and the input is unbounded: the sink publishes a window's"
                             + " parts when the checkpoint after them completes, so this job would"
@@ -250,6 +329,15 @@ public final class CanonicalSnapshotSink<T>
                             + CheckpointingOptions.CHECKPOINTING_INTERVAL.key()
                             + "' = '10 s'; or env.enableCheckpointing(10_000))");
         }
+    }
+
+    private static boolean unbounded(DataStream<?> stream) {
+        return stream.getTransformation().getTransitivePredecessors().stream()
+                .anyMatch(
+                        t ->
+                                t instanceof WithBoundedness source
+                                        && source.getBoundedness()
+                                                == Boundedness.CONTINUOUS_UNBOUNDED);
     }
 
     private int maxParallelism(DataStream<T> windowResults) {
@@ -303,13 +391,23 @@ public final class CanonicalSnapshotSink<T>
     @Override
     public void addPostCommitTopology(
             DataStream<CommittableMessage<SnapshotCommittable>> committables) {
-        committables
+        // Flink prefixes the sink's name and uid to the operators of its expansion.
+        completionPointer(committables, "");
+    }
+
+    /**
+     * @param prefix the sink's {@code "name: "} where Flink does not add it: an expansion of our
+     *     own
+     */
+    private SingleOutputStreamOperator<Void> completionPointer(
+            DataStream<CommittableMessage<SnapshotCommittable>> committables, String prefix) {
+        return committables
                 .global()
                 .transform(
-                        CompletionPointerOperator.NAME,
+                        prefix + CompletionPointerOperator.NAME,
                         Types.VOID,
                         new CompletionPointerOperator(config))
-                .uid(config.sinkUid() + "-completion-pointer")
+                .uid(prefix + config.sinkUid() + "-completion-pointer")
                 .setParallelism(1)
                 .setMaxParallelism(1)
                 .disableChaining();
