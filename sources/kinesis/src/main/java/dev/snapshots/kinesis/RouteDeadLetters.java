@@ -5,7 +5,6 @@ import java.util.Map;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -17,9 +16,6 @@ import org.apache.flink.util.OutputTag;
  * The table's rows to the query, its dead letters to their side output, counted by reason (metric
  * group {@code deadLetters}, as the bundled job's). Chained to the source, so dead letters keep the
  * order and timestamps their shard gave them.
- *
- * <p>Refuses to run when nothing consumes the dead letters: a job planned without {@link
- * DeadLetterSinks#attachAsDataStream} would otherwise drop them without a trace.
  */
 @Internal
 final class RouteDeadLetters extends AbstractStreamOperator<RowData>
@@ -28,31 +24,17 @@ final class RouteDeadLetters extends AbstractStreamOperator<RowData>
     static final OutputTag<RowData> DEAD_LETTERS =
             new OutputTag<>("dead-letters", InternalTypeInfo.of(DeadLetterRow.TYPE));
 
-    private final String table;
     private final int arity;
     private transient MetricGroup group;
     private transient Map<String, Counter> rejected;
 
-    RouteDeadLetters(String table, int arity) {
-        this.table = table;
+    RouteDeadLetters(int arity) {
         this.arity = arity;
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        // Flink configures a side output's serializer only when an edge consumes it.
-        if (getOperatorConfig().getTypeSerializerSideOut(DEAD_LETTERS, getUserCodeClassloader())
-                == null) {
-            throw new SuppressRestartsException(
-                    new IllegalStateException(
-                            "the dead letters of table "
-                                    + table
-                                    + " have no sink: plan the INSERT with"
-                                    + " DeadLetterSinks.attachAsDataStream(statementSet, env) and"
-                                    + " run env.execute() (./snapshots run --sql does), not"
-                                    + " executeSql, which keeps only the query's own sinks"));
-        }
         group = getMetricGroup().addGroup("deadLetters");
         rejected = new HashMap<>();
     }

@@ -28,14 +28,15 @@ import org.apache.flink.table.types.logical.RowType;
  * letters published beside the query.
  *
  * <pre>
- *  KinesisShardSource (per shard: format, late gate, WATERMARK) ─► route ─► the query
- *                                                                     └─ dead letters ─► assemble (B = 1,
- *                                                                        JSON lines, _deadletter/)
+ *  KinesisShardSource (per shard: format, late gate, WATERMARK) ─► route ─────────────► junction ─► the query
+ *                                                                     └─ dead letters ─► assemble  ─┘
+ *                                                                        (B = 1, JSON lines, _deadletter/)
  * </pre>
  *
- * <p>The dead letters' sink joins the environment's graph, not the query's: it runs when the job is
- * executed through the {@code StreamExecutionEnvironment} ({@code ./snapshots run --sql}, or a
- * {@code StreamStatementSet.attachAsDataStream()} and {@code env.execute()}).
+ * <p>The rows reach the query through a junction the dead letters' sink also feeds ({@link
+ * dev.snapshots.sink.CanonicalSnapshotSink#assembleAhead}): Flink's planner keeps what the query's
+ * sinks reach, so the sink runs whatever runs the statement (SQL Client, SQL Gateway, {@code
+ * executeSql}, {@code ./snapshots run --sql}).
  */
 @Internal
 final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWatermarkPushDown {
@@ -119,15 +120,14 @@ final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWate
                         judged.transform(
                                         "route " + table,
                                         InternalTypeInfo.of(rows),
-                                        new RouteDeadLetters(table, rows.getFieldCount()))
+                                        new RouteDeadLetters(rows.getFieldCount()))
                                 .uid("route-" + table)
                                 .setParallelism(judged.getParallelism());
-                // Dead letters are few: one bucket, one JSON-lines object per window.
-                DeadLetterSinks.planned(
-                        deadLetters
-                                .assemble(routed.getSideOutput(RouteDeadLetters.DEAD_LETTERS))
-                                .getTransformation());
-                return routed;
+                // Dead letters are few: one bucket, one JSON-lines object per window. The rows pass
+                // the sink's end, so the planner, which keeps what the query's sinks reach, keeps
+                // it.
+                return deadLetters.assembleAhead(
+                        routed.getSideOutput(RouteDeadLetters.DEAD_LETTERS), routed);
             }
 
             @Override

@@ -1,7 +1,6 @@
 package dev.snapshots.job.sql;
 
 import dev.snapshots.job.config.JobOptions;
-import dev.snapshots.kinesis.DeadLetterSinks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,8 +104,7 @@ public final class SqlJob {
         env.configure(settings);
         StreamTableEnvironment tables = StreamTableEnvironment.create(env);
         tables.getConfig().addConfiguration(settings);
-        // The INSERT joins the environment's graph rather than running alone, with the dead
-        // letters' sinks of its snapshots-kinesis tables, which the planner alone would drop.
+        // The INSERT is planned into the environment and started from it, as a job jar's main is.
         StreamStatementSet insert = tables.createStatementSet();
         for (SqlScript.Statement statement : script.statements()) {
             if (statement.kind() == SqlScript.Kind.SET) {
@@ -115,7 +113,7 @@ public final class SqlJob {
             try {
                 if (statement.kind() == SqlScript.Kind.INSERT) {
                     insert.addInsertSql(statement.text());
-                    DeadLetterSinks.attachAsDataStream(insert, env);
+                    insert.attachAsDataStream();
                 } else {
                     tables.executeSql(statement.text());
                 }
