@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.snapshots.testkit.StoreKind;
 import dev.snapshots.testutils.KeyTotal;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +83,6 @@ class AssembleAheadTest {
                         .pipeline("orders")
                         .jobVersion(1)
                         .bucketCount(1)
-                        .windowLength(Duration.ofMinutes(1))
                         .store(StoreKind.FILESYSTEM.fresh())
                         .rowFormat(new KeyTotal.Format())
                         .deadLetters()
