@@ -321,10 +321,10 @@ class KinesisTableITCase {
 
     /**
      * The TaskManager dies as soon as the first dead letters are published, at a checkpoint's
-     * completion and before the next one (every 3 s here); the job restarts from that checkpoint on
-     * a new TaskManager, commits its parts again, restores the dead letters of the window still
-     * open and reads the rest of the stream, produced after the restart: every dead letter is
-     * published once.
+     * completion and before the next one (every 3 s here, unaligned, as production runs); the job
+     * restarts from that checkpoint on a new TaskManager, commits its parts again, restores the
+     * dead letters of the window still open and reads the rest of the stream, produced after the
+     * restart: every dead letter is published once.
      */
     @Test
     void deadLettersArePublishedOnceAcrossATaskManagersDeath(@InjectMiniCluster MiniCluster cluster)
@@ -334,7 +334,9 @@ class KinesisTableITCase {
         StoreSpec store = store();
         long started = System.nanoTime();
         TableResult insert =
-                executeSql(steady(script(orders.arn, kinesis.endpoint(), store), 2, "3 s"));
+                executeSql(
+                        steady(script(orders.arn, kinesis.endpoint(), store), 2, "3 s")
+                                + "SET 'execution.checkpointing.unaligned.enabled' = 'true';\n");
         JobClient job = insert.getJobClient().orElseThrow();
         long killed;
         try {
