@@ -260,7 +260,7 @@ moved {
 }
 
 locals {
-  execution_policies = var.execution_role_policies
+  execution_policies = merge(var.execution_role_policies, local.secrets_policy)
   assume_ecs_tasks = {
     Version   = "2012-10-17"
     Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = "ecs-tasks.amazonaws.com" } }]

@@ -18,7 +18,7 @@ locals {
 
   store_uri       = "s3://${local.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
   jobmanager_host = "jobmanager.${aws_service_discovery_private_dns_namespace.this.name}"
-  jobmanager_rest = "http://${local.jobmanager_host}:8081"
+  jobmanager_rest = "${local.rest_tls ? "https" : "http"}://${local.jobmanager_host}:8081"
   alarm_topic_arn = local.create_topic ? aws_sns_topic.alarms[0].arn : var.alarm_topic_arn
   # A staged part's durable copy must outlive the longest outage the job can recover from: the
   # stream's retention (beyond it the unread records are gone anyway), plus a day.
@@ -38,11 +38,6 @@ locals {
   job_args = (var.job_jar == ""
     ? "--source kinesis --stream-arn ${local.stream_arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s --shard-poll-interval ${var.shard_poll_interval_ms}ms ${var.job_args}"
   : "--store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s -- ${var.job_args}")
-  # What the JobManager's 'snapshots submit' runs (the image's entrypoint): a script, or flags.
-  program_environment = concat(
-    var.sql_script != "" ? [{ name = "SNAPSHOTS_SQL", value = var.sql_script }] : [{ name = "SNAPSHOTS_JOB_ARGS", value = local.job_args }],
-    var.job_jar != "" ? [{ name = "SNAPSHOTS_JAR", value = var.job_jar }] : [],
-  )
 
   # Memory of each task that Flink must leave to others: the metrics sidecar, the protect sidecar
   # (TaskManagers), and the 'snapshots submit' JVM inside the JobManager container. The rest, less
@@ -114,8 +109,8 @@ locals {
     "env.java.opts.taskmanager: -XX:+UseParallelGC",
   ]
   flink_properties = {
-    jobmanager  = join("\n", concat(local.flink_common_properties, local.flink_jobmanager_properties))
-    taskmanager = join("\n", concat(local.flink_common_properties, local.flink_taskmanager_properties))
+    jobmanager  = join("\n", concat(local.flink_common_properties, local.rest_tls_properties, local.flink_jobmanager_properties))
+    taskmanager = join("\n", concat(local.flink_common_properties, local.rest_tls_properties, local.flink_taskmanager_properties))
   }
 }
 
@@ -371,6 +366,15 @@ locals {
     ]
   }
 
+  # The image's entrypoint (deploy/docker/Dockerfile), which the REST TLS prelude runs after it.
+  image_entrypoint = "/opt/flink/bin/snapshots-entrypoint.sh"
+  # Attributes a container has only when they say something (ECS drops empty ones, and the plan
+  # would show a change on every run).
+  jobmanager_extras = { for k, v in {
+    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, [local.image_entrypoint]) : []
+    secrets    = local.jobmanager_secrets
+  } : k => v if length(v) > 0 }
+
   jobmanager_container = {
     name      = "jobmanager"
     image     = var.image
@@ -393,8 +397,11 @@ locals {
     )
     portMappings = [for p in [local.ports.jobmanager_rpc, local.ports.blob, local.ports.rest] : { containerPort = p, protocol = "tcp" }]
     # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
-    stopTimeout      = var.stop_timeout_seconds
-    healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
+    stopTimeout = var.stop_timeout_seconds
+    # Over TLS with mutual authentication an HTTP probe would need the client key: the port then.
+    healthCheck = merge(local.health_check_timing, { command = ["CMD-SHELL", local.rest_tls
+      ? "bash -c '</dev/tcp/127.0.0.1/8081' || exit 1"
+    : "curl -sf http://localhost:8081/overview || exit 1"] })
     logConfiguration = local.log_configuration.jobmanager
   }
 
@@ -415,6 +422,10 @@ locals {
   # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the
   # task. Not essential (the TaskManager must not die with it), and restarted in place if it dies;
   # exit 0 is its own decision to let go (it released protection), which a restart would undo.
+  protect_extras = { for k, v in {
+    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, [local.image_entrypoint]) : []
+    secrets    = local.rest_tls_secrets
+  } : k => v if length(v) > 0 }
   protect_container = {
     name          = "protect"
     image         = var.image
@@ -424,7 +435,7 @@ locals {
     restartPolicy = merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })
     environment = [
       { name = "AWS_REGION", value = data.aws_region.current.name },
-      { name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" },
+      { name = "SNAPSHOTS_REST", value = local.jobmanager_rest },
       { name = "JAVA_TOOL_OPTIONS", value = local.cli_java_options },
     ]
     stopTimeout      = var.stop_timeout_seconds
@@ -436,8 +447,8 @@ locals {
   }
 
   containers = {
-    jobmanager  = concat([local.jobmanager_container], var.metrics ? [local.metrics_container] : [])
-    taskmanager = concat([local.taskmanager_container], var.scale_in_protection ? [local.protect_container] : [], var.metrics ? [local.metrics_container] : [])
+    jobmanager  = concat([merge(local.jobmanager_container, local.jobmanager_extras)], var.metrics ? [local.metrics_container] : [])
+    taskmanager = concat([local.taskmanager_container], var.scale_in_protection ? [merge(local.protect_container, local.protect_extras)] : [], var.metrics ? [local.metrics_container] : [])
   }
 
   # The JobManager service never runs two JobManagers by plan: a deployment stops the old task
@@ -477,13 +488,17 @@ resource "aws_ecs_task_definition" "flink" {
       condition     = local.flink_process_memory[each.key] >= 1024
       error_message = "The ${each.key} task leaves Flink ${local.flink_process_memory[each.key]} MiB after its sidecars; give the task more memory (at least 1024 MiB for Flink)."
     }
+    precondition {
+      condition     = local.container_definitions_bytes[each.key] <= 65536
+      error_message = "The ${each.key} task definition's containers come to ${local.container_definitions_bytes[each.key]} bytes, over the 65536 (64 KiB) ECS accepts for a task definition. A long SQL script belongs in Secrets Manager: put it in a secret, set sql_script_secret_arn to its ARN and leave sql_script empty (ECS then reads it into SNAPSHOTS_SQL when the task starts)."
+    }
     # The module's operations (outputs, the operator task, alarms) name its pipeline, version and
     # store: a script that writes elsewhere would run unwatched.
     precondition {
-      condition = var.sql_script == "" || alltrue([
+      condition = nonsensitive(var.sql_script == "" || alltrue([
         for option in ["'pipeline'\\s*=\\s*'${var.pipeline}'", "'job-version'\\s*=\\s*'${var.job_version}'", "'store'\\s*=\\s*'${local.store_uri}"] :
         can(regex(option, var.sql_script))
-      ])
+      ]))
       error_message = "sql_script's canonical-snapshots table must set 'pipeline' = '${var.pipeline}', 'job-version' = '${var.job_version}' and a 'store' under ${local.store_uri}."
     }
   }

@@ -11,6 +11,7 @@
 # task by the command.
 
 locals {
+  cli_entry_point = ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"]
   operator_tasks = {
     read = { family = "${var.name}-snapshots-read", security_group = aws_security_group.operator_read.id }
     ops  = { family = "${var.name}-snapshots", security_group = aws_security_group.flink.id }
@@ -22,7 +23,7 @@ locals {
       essential = true
       # The command line itself, not the image's entrypoint: the task's command is the CLI's
       # arguments (aws ecs run-task --overrides, containerOverrides[].command).
-      entryPoint = ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"]
+      entryPoint = concat(duty == "ops" && local.rest_tls ? local.rest_tls_entry_point : [], local.cli_entry_point)
       command    = ["--help"]
       environment = concat([
         { name = "AWS_REGION", value = local.region },
@@ -37,6 +38,9 @@ locals {
       logConfiguration = merge(local.log_configuration.jobmanager, {
         options = merge(local.log_configuration.jobmanager.options, { awslogs-stream-prefix = "snapshots" })
       })
+      # The lifecycle commands call the REST API: with rest_tls, they present the key. The
+      # read-only task gets no key.
+      secrets = duty == "ops" ? local.rest_tls_secrets : []
     }
   }
   # The task a command runs as: the read-only one for what only reads, the lifecycle one otherwise

@@ -33,12 +33,42 @@ variable "job_args" {
 }
 
 variable "sql_script" {
-  description = "A SQL script to run instead of the bundled job (snapshots submit --sql; e.g. file(\"orders.sql\")). The table its INSERT writes ('connector' = 'canonical-snapshots') must name this module's pipeline and job_version and a store under its store_uri; read the module's stream_arn with 'connector' = 'snapshots-kinesis'. Its SETs rule its checkpointing. Empty: the bundled job."
+  description = "A SQL script to run instead of the bundled job (snapshots submit --sql; e.g. file(\"orders.sql\")), written into the JobManager's task definition. The table its INSERT writes ('connector' = 'canonical-snapshots') must name this module's pipeline and job_version and a store under its store_uri; read the module's stream_arn with 'connector' = 'snapshots-kinesis'. Its SETs rule its checkpointing. A script that holds a secret (a password in a WITH clause) belongs in sql_script_secret_arn instead. Empty: the bundled job."
   type        = string
   default     = ""
+  sensitive   = true
   validation {
     condition     = var.sql_script == "" || (var.job_jar == "" && var.job_args == "")
     error_message = "sql_script is the whole job: leave job_jar and job_args empty."
+  }
+}
+
+variable "sql_script_secret_arn" {
+  description = "A SQL script kept in Secrets Manager (the secret's text is the whole script, at most 64 KB): ECS reads it into the JobManager's SNAPSHOTS_SQL when the task starts (the task definition's secrets), so the script and what it holds appear in no task definition, plan or state. Same rules as sql_script, which the plan cannot check here: 'snapshots submit' checks at start that it writes a canonical-snapshots table with a pipeline, a job version and a store."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.sql_script_secret_arn == "" || can(regex("^arn:[^:]+:secretsmanager:[^:]+:[0-9]{12}:secret:[^:]+$", var.sql_script_secret_arn))
+    error_message = "sql_script_secret_arn must be a Secrets Manager secret's ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-xxxxxx), or empty."
+  }
+  validation {
+    condition     = var.sql_script_secret_arn == "" || (nonsensitive(var.sql_script == "") && var.job_jar == "" && var.job_args == "")
+    error_message = "sql_script_secret_arn is the whole job: leave sql_script, job_jar and job_args empty."
+  }
+}
+
+variable "rest_tls" {
+  description = "Flink's REST API over TLS with mutual authentication (security.ssl.rest.enabled, security.ssl.rest.authentication-enabled): Secrets Manager secrets (ARNs) holding the REST keystore and truststore (PKCS12, base64) and their password (letters and digits: it goes into Flink's configuration). ECS hands them to the containers that serve or call the API (the JobManager, the protect sidecars, the lifecycle operator task) through the task definitions' secrets, never in a task definition. Terraform side only: the job image's command line must speak TLS to the REST API before this is set (README, Security). null: plain HTTP inside the security group."
+  type = object({
+    keystore_secret_arn   = string
+    truststore_secret_arn = string
+    password_secret_arn   = string
+    mutual_authentication = optional(bool, true)
+  })
+  default = null
+  validation {
+    condition     = var.rest_tls == null ? true : alltrue([for arn in [var.rest_tls.keystore_secret_arn, var.rest_tls.truststore_secret_arn, var.rest_tls.password_secret_arn] : can(regex("^arn:[^:]+:secretsmanager:[^:]+:[0-9]{12}:secret:[^:]+$", arn))])
+    error_message = "rest_tls takes Secrets Manager secrets' ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-xxxxxx)."
   }
 }
 

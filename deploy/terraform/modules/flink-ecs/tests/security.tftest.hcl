@@ -261,3 +261,137 @@ run "the_tasks_need_a_way_to_aws" {
   }
   expect_failures = [var.egress_https_prefix_list_ids]
 }
+
+run "rest_tls_turns_on_mutual_tls_with_stores_from_secrets_manager" {
+  command = plan
+  variables {
+    rest_tls = {
+      keystore_secret_arn   = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-keystore-AbCdEf"
+      truststore_secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-truststore-GhIjKl"
+      password_secret_arn   = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-password-MnOpQr"
+    }
+  }
+
+  assert {
+    condition = alltrue([for k in ["jobmanager", "taskmanager"] : alltrue([for line in ["security.ssl.rest.enabled: true", "security.ssl.rest.authentication-enabled: true"] :
+    contains(split("\n", { for e in jsondecode(aws_ecs_task_definition.flink[k].container_definitions)[0].environment : e.name => e.value }["FLINK_PROPERTIES"]), line)])])
+    error_message = "Flink's configuration turns on the REST API's TLS with mutual authentication, in the JobManager and the TaskManagers."
+  }
+  assert {
+    condition = ({ for c in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions) : c.name => try(c.secrets, []) } == {
+      jobmanager = [
+        { name = "SNAPSHOTS_REST_KEYSTORE_BASE64", valueFrom = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-keystore-AbCdEf" },
+        { name = "SNAPSHOTS_REST_TRUSTSTORE_BASE64", valueFrom = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-truststore-GhIjKl" },
+        { name = "SNAPSHOTS_REST_TLS_PASSWORD", valueFrom = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/rest-password-MnOpQr" },
+      ]
+      metrics = []
+    })
+    error_message = "The JobManager gets the stores and their password from Secrets Manager through the task definition's secrets: their ARNs, never their values."
+  }
+  assert {
+    condition = ({ for c in jsondecode(aws_ecs_task_definition.flink["taskmanager"].container_definitions) : c.name => try(c.secrets, []) } == {
+      taskmanager = []
+      protect     = jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].secrets
+      metrics     = []
+    } && jsondecode(aws_ecs_task_definition.operator["ops"].container_definitions)[0].secrets == jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].secrets)
+    error_message = "The key material reaches what serves or calls the REST API (the JobManager, the protect sidecars, the lifecycle operator task) and nothing else: not the TaskManager's container, not the metrics agent."
+  }
+  assert {
+    condition     = length(try(jsondecode(aws_ecs_task_definition.operator["read"].container_definitions)[0].secrets, [])) == 0
+    error_message = "The read-only task gets no key."
+  }
+  assert {
+    condition = (jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].entryPoint == concat(["bash", "-c", local.rest_tls_prelude, "snapshots-rest-tls"], ["/opt/flink/bin/snapshots-entrypoint.sh"])
+      && strcontains(local.rest_tls_prelude, "security.ssl.rest.keystore: $d/keystore.p12") && strcontains(local.rest_tls_prelude, "security.ssl.rest.truststore-password: $SNAPSHOTS_REST_TLS_PASSWORD")
+    && endswith(trimspace(local.rest_tls_prelude), "exec \"$@\""))
+    error_message = "The JobManager writes its stores to files, adds their paths and password to Flink's configuration, then runs the image's entrypoint."
+  }
+  assert {
+    condition = (jsondecode(aws_ecs_task_definition.operator["ops"].container_definitions)[0].entryPoint == concat(["bash", "-c", local.rest_tls_prelude, "snapshots-rest-tls"], ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"])
+      && { for e in jsondecode(aws_ecs_task_definition.operator["ops"].container_definitions)[0].environment : e.name => e.value }["SNAPSHOTS_REST"] == "https://jobmanager.snap.internal:8081"
+    && { for e in [for c in jsondecode(aws_ecs_task_definition.flink["taskmanager"].container_definitions) : c if c.name == "protect"][0].environment : e.name => e.value }["SNAPSHOTS_REST"] == "https://jobmanager.snap.internal:8081")
+    error_message = "The command line's REST calls (the lifecycle task, the protect sidecar) go to https, with the stores at hand."
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].healthCheck.command == ["CMD-SHELL", "bash -c '</dev/tcp/127.0.0.1/8081' || exit 1"]
+    error_message = "The health check does not need the client key."
+  }
+  assert {
+    condition     = [for st in jsondecode(aws_iam_role_policy.execution["snapshots-secrets"].policy).Statement : [st.Action, st.Resource] if st.Sid == "ReadTheContainersSecrets"] == [[["secretsmanager:GetSecretValue"], [for s in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].secrets : s.valueFrom]]]
+    error_message = "ECS may read those secrets, and only those, with the execution role."
+  }
+}
+
+run "the_rest_api_is_plain_http_inside_the_group_without_rest_tls" {
+  command = plan
+
+  assert {
+    condition     = !strcontains(aws_ecs_task_definition.flink["jobmanager"].container_definitions, "security.ssl") && !strcontains(aws_ecs_task_definition.flink["jobmanager"].container_definitions, "secrets") && length(aws_iam_role_policy.execution) == 0
+    error_message = "No TLS setting, no secret, no right to read one."
+  }
+  assert {
+    condition     = output.jobmanager_rest == "http://jobmanager.snap.internal:8081"
+    error_message = "The REST address is plain HTTP."
+  }
+}
+
+run "a_sql_script_from_secrets_manager_stays_out_of_the_task_definition" {
+  command = plan
+  variables {
+    sql_script_secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/orders-sql-StUvWx"
+  }
+
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].secrets == [{ name = "SNAPSHOTS_SQL", valueFrom = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/orders-sql-StUvWx" }]
+    error_message = "ECS reads the script into the JobManager's SNAPSHOTS_SQL when the task starts."
+  }
+  assert {
+    condition     = length(setintersection(["SNAPSHOTS_SQL", "SNAPSHOTS_JOB_ARGS", "SNAPSHOTS_JAR"], [for e in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions)[0].environment : e.name])) == 0
+    error_message = "The script is the whole job: no environment value names it, no job flags beside it."
+  }
+  assert {
+    condition     = [for st in jsondecode(aws_iam_role_policy.execution["snapshots-secrets"].policy).Statement : st.Resource if st.Sid == "ReadTheContainersSecrets"] == [["arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/orders-sql-StUvWx"]]
+    error_message = "The execution role may read that secret only."
+  }
+}
+
+run "a_secret_script_and_an_inline_one_are_refused_together" {
+  command = plan
+  variables {
+    sql_script_secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:snap/orders-sql-StUvWx"
+    sql_script            = "INSERT INTO out SELECT * FROM orders;"
+  }
+  expect_failures = [var.sql_script_secret_arn]
+}
+
+# The size guard: an 80 KB script inline is refused with what to do; 50 KB (ECS's limit is 64 KiB
+# for the whole task definition) is planned, and hidden in the plan's output.
+run "an_inline_script_over_64_kib_is_refused" {
+  command = plan
+  variables {
+    sql_script = join("\n", concat(
+      ["CREATE TABLE out (...) WITH ('connector' = 'canonical-snapshots', 'store' = 's3://snap-bucket/snapshots/orders', 'pipeline' = 'telemetry', 'job-version' = '1');"],
+      [for i in range(1000) : "-- a line of a long script, eighty bytes with its newline: 0123456789012345678"],
+    ))
+  }
+  expect_failures = [aws_ecs_task_definition.flink]
+}
+
+run "an_inline_script_within_64_kib_is_planned_and_hidden" {
+  command = plan
+  variables {
+    sql_script = join("\n", concat(
+      ["CREATE TABLE out (...) WITH ('connector' = 'canonical-snapshots', 'store' = 's3://snap-bucket/snapshots/orders', 'pipeline' = 'telemetry', 'job-version' = '1');"],
+      [for i in range(625) : "-- a line of a long script, eighty bytes with its newline: 0123456789012345678"],
+    ))
+  }
+
+  assert {
+    condition     = local.container_definitions_bytes.jobmanager > 50000 && local.container_definitions_bytes.jobmanager <= 65536
+    error_message = "50 KB of script fits: ${local.container_definitions_bytes.jobmanager} bytes."
+  }
+  assert {
+    condition     = issensitive(aws_ecs_task_definition.flink["jobmanager"].container_definitions)
+    error_message = "sql_script is sensitive: the plan shows no script."
+  }
+}

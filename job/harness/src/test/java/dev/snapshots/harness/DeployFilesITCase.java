@@ -467,7 +467,7 @@ class DeployFilesITCase {
     void sidecarsAreRestartedInPlaceAndTheCommandLineHasASmallHeap() {
         assertThat(local("containers").path("taskmanager").asText())
                 .contains(
-                        "var.scale_in_protection ? [local.protect_container]",
+                        "var.scale_in_protection ? [merge(local.protect_container, local.protect_extras)]",
                         "var.metrics ? [local.metrics_container]");
         assertThat(local("containers").path("jobmanager").asText())
                 .contains("var.metrics ? [local.metrics_container]");
