@@ -13,7 +13,7 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.40"
+      version = ">= 5.40, < 6.0"
     }
   }
 }
@@ -81,8 +81,9 @@ locals {
   # Interface endpoints the tasks need without a NAT gateway: image pulls (ecr.api, ecr.dkr; the
   # layers come from S3), the stream, logs and the metrics sidecar (logs), CloudWatch's API for
   # anyone publishing metrics directly (monitoring), STS for SDKs that exchange credentials, and the
-  # ECS API the scale-in protection goes through, and the SSM message channels of ECS Exec.
-  endpoint_services   = ["ecr.api", "ecr.dkr", "kinesis-streams", "logs", "monitoring", "sts", "ecs", "ssmmessages"]
+  # ECS API the scale-in protection goes through, the SSM message channels of ECS Exec, and Secrets
+  # Manager, from which ECS reads the containers' secrets (a SQL script, REST TLS material).
+  endpoint_services   = ["ecr.api", "ecr.dkr", "kinesis-streams", "logs", "monitoring", "sts", "ecs", "ssmmessages", "secretsmanager"]
   interface_endpoints = local.nat ? [] : local.endpoint_services
   # ECR Public is not reachable through VPC endpoints: without a NAT, the CloudWatch agent's image
   # comes through a pull-through cache in this account's ECR.
@@ -98,6 +99,7 @@ locals {
 }
 
 data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
 
 data "aws_availability_zones" "available" {
   state = "available"
@@ -198,16 +200,20 @@ resource "aws_security_group" "endpoints" {
   name        = "${local.name}-endpoints"
   description = "HTTPS from the tasks to the VPC interface endpoints."
   vpc_id      = aws_vpc.this.id
-  # From the VPC rather than from the tasks' security group: the module waits for the endpoints
-  # (depends_on below), so they cannot refer to it.
-  ingress {
-    description = "HTTPS from tasks in the VPC"
-    from_port   = 443
-    to_port     = 443
-    protocol    = "tcp"
-    cidr_blocks = [var.vpc_cidr]
-  }
-  tags = local.tags
+  tags        = local.tags
+}
+
+# From the VPC rather than from the tasks' security group: the module waits for the endpoints
+# (depends_on below), so they cannot refer to it.
+resource "aws_vpc_security_group_ingress_rule" "endpoints" {
+  count             = local.nat ? 0 : 1
+  security_group_id = aws_security_group.endpoints[0].id
+  description       = "HTTPS from tasks in the VPC"
+  cidr_ipv4         = var.vpc_cidr
+  from_port         = 443
+  to_port           = 443
+  ip_protocol       = "tcp"
+  tags              = local.tags
 }
 
 resource "aws_vpc_endpoint" "interface" {
@@ -227,22 +233,24 @@ resource "aws_ecr_pull_through_cache_rule" "ecr_public" {
   upstream_registry_url = "public.ecr.aws"
 }
 
-# The first pull through the cache creates the repository and imports the image, as the pulling role.
-data "aws_iam_policy_document" "pull_through_cache" {
-  count = local.nat ? 0 : 1
-  statement {
-    sid       = "PullThroughCache"
-    actions   = ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
-    resources = ["arn:aws:ecr:${var.region}:${data.aws_caller_identity.current.account_id}:repository/${local.agent_cache_prefix}/*"]
+# The first pull through the cache creates the repository and imports the image, as the pulling
+# role: the execution role's, given to the module, whose services wait for it.
+locals {
+  pull_through_cache_policy = local.nat ? {} : {
+    pull-through-cache = jsonencode({
+      Version = "2012-10-17"
+      Statement = [{
+        Sid      = "PullThroughCache"
+        Effect   = "Allow"
+        Action   = ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
+        Resource = ["arn:${data.aws_partition.current.partition}:ecr:${var.region}:${data.aws_caller_identity.current.account_id}:repository/${local.agent_cache_prefix}/*"]
+      }]
+    })
   }
-}
-
-resource "aws_iam_role_policy" "pull_through_cache" {
-  # The job's execution role, and the replay's when one runs.
-  count  = local.nat ? 0 : (var.replay == null ? 1 : 2)
-  name   = "pull-through-cache"
-  role   = concat([module.snapshots.execution_role_name], module.replay[*].execution_role_name)[count.index]
-  policy = data.aws_iam_policy_document.pull_through_cache[0].json
+  # HTTPS to the interface endpoints (in the VPC) and to S3 through its gateway (its prefix list),
+  # or, with a NAT gateway, anywhere.
+  egress_https_cidr_blocks     = local.nat ? ["0.0.0.0/0"] : [var.vpc_cidr]
+  egress_https_prefix_list_ids = local.nat ? [] : [aws_vpc_endpoint.s3.prefix_list_id]
 }
 
 # --- the job ------------------------------------------------------------------------------
@@ -250,24 +258,27 @@ resource "aws_iam_role_policy" "pull_through_cache" {
 module "snapshots" {
   source = "../../modules/flink-ecs"
 
-  name                   = local.name
-  vpc_id                 = aws_vpc.this.id
-  subnet_ids             = aws_subnet.private[*].id
-  image                  = var.image
-  cloudwatch_agent_image = local.cloudwatch_agent_image
-  job_version            = var.job_version
-  from_savepoint         = var.from_savepoint
-  job_args               = "--buckets 4"
-  shard_poll_interval_ms = local.shard_poll_interval_ms
-  taskmanager_count      = 2
-  spare_taskmanagers     = 1
+  name                         = local.name
+  vpc_id                       = aws_vpc.this.id
+  subnet_ids                   = aws_subnet.private[*].id
+  image                        = var.image
+  cloudwatch_agent_image       = local.cloudwatch_agent_image
+  job_version                  = var.job_version
+  from_savepoint               = var.from_savepoint
+  job_args                     = "--buckets 4"
+  shard_poll_interval_ms       = local.shard_poll_interval_ms
+  taskmanager_count            = 2
+  spare_taskmanagers           = 1
+  execution_role_policies      = local.pull_through_cache_policy
+  egress_https_cidr_blocks     = local.egress_https_cidr_blocks
+  egress_https_prefix_list_ids = local.egress_https_prefix_list_ids
   # Dead letters may go after a year; snapshots stay.
   expire_prefix     = "snapshots/_deadletter/"
   expire_after_days = 365
   tags              = local.tags
 
   # The first tasks must find their way out, or their failed starts trip the circuit breaker.
-  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_ecr_pull_through_cache_rule.ecr_public]
+  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_vpc_security_group_ingress_rule.endpoints, aws_ecr_pull_through_cache_rule.ecr_public]
 }
 
 # A replay: job version N+1 recomputes from a savepoint beside version N, in services of its own
@@ -280,24 +291,27 @@ module "replay" {
   source = "../../modules/flink-ecs"
   count  = var.replay == null ? 0 : 1
 
-  name                   = "${local.name}-replay"
-  vpc_id                 = aws_vpc.this.id
-  subnet_ids             = aws_subnet.private[*].id
-  image                  = var.image
-  cloudwatch_agent_image = local.cloudwatch_agent_image
-  existing_stream_arn    = module.snapshots.stream_arn
-  existing_bucket        = module.snapshots.bucket
-  existing_cluster_name  = module.snapshots.cluster_name
-  job_version            = var.replay.job_version
-  from_savepoint         = var.replay.from_savepoint
-  job_args               = "--buckets 4"
-  shard_poll_interval_ms = local.shard_poll_interval_ms
-  taskmanager_count      = 2
-  spare_taskmanagers     = 0
-  alarm_topic_arn        = module.snapshots.alarm_topic_arn
-  tags                   = local.tags
+  name                         = "${local.name}-replay"
+  vpc_id                       = aws_vpc.this.id
+  subnet_ids                   = aws_subnet.private[*].id
+  image                        = var.image
+  cloudwatch_agent_image       = local.cloudwatch_agent_image
+  existing_stream_arn          = module.snapshots.stream_arn
+  existing_bucket              = module.snapshots.bucket
+  existing_cluster_name        = module.snapshots.cluster_name
+  job_version                  = var.replay.job_version
+  from_savepoint               = var.replay.from_savepoint
+  job_args                     = "--buckets 4"
+  shard_poll_interval_ms       = local.shard_poll_interval_ms
+  taskmanager_count            = 2
+  spare_taskmanagers           = 0
+  alarm_topic_arn              = module.snapshots.alarm_topic_arn
+  execution_role_policies      = local.pull_through_cache_policy
+  egress_https_cidr_blocks     = local.egress_https_cidr_blocks
+  egress_https_prefix_list_ids = local.egress_https_prefix_list_ids
+  tags                         = local.tags
 
-  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_ecr_pull_through_cache_rule.ecr_public]
+  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_vpc_security_group_ingress_rule.endpoints, aws_ecr_pull_through_cache_rule.ecr_public]
 }
 
 output "store_uri" {

@@ -3,29 +3,72 @@
 # loop, checkpoints that stopped, a reader falling behind the stream, work done twice (collapsed
 # parts), and any divergence the sink reports.
 
-resource "aws_sns_topic" "alarms" {
-  count = var.alarm_topic_arn == "" ? 1 : 0
-  name  = "${var.name}-alarms"
-  tags  = var.tags
-}
-
-data "aws_iam_policy_document" "alarm_topic" {
-  count = var.alarm_topic_arn == "" ? 1 : 0
-  statement {
-    sid       = "EventsAndStepFunctionsPublish"
-    actions   = ["sns:Publish"]
-    resources = [aws_sns_topic.alarms[0].arn]
-    principals {
-      type        = "Service"
-      identifiers = ["events.amazonaws.com", "cloudwatch.amazonaws.com"]
-    }
+locals {
+  create_topic = var.alarm_topic_arn == ""
+  # The topic's messages are encrypted at rest. CloudWatch alarms and EventBridge cannot publish to
+  # a topic under the AWS-managed key (its key policy admits no service), so without kms_key_arn
+  # the module gives the topic a key of its own.
+  topic_key_arn = var.kms_key_arn != "" ? var.kms_key_arn : (local.create_topic ? aws_kms_key.alarms[0].arn : null)
+  # Who may publish: this account's alarms and rules whose names start with the instance's name
+  # (a replay beside it, named "<name>-replay", sends to this topic too), nothing else.
+  publishers = {
+    cloudwatch = "arn:${local.partition}:cloudwatch:${local.region}:${local.account_id}:alarm:${var.name}-*"
+    events     = "arn:${local.partition}:events:${local.region}:${local.account_id}:rule/${var.name}-*"
   }
 }
 
+resource "aws_kms_key" "alarms" {
+  count               = local.create_topic && var.kms_key_arn == "" ? 1 : 0
+  description         = "${var.name}: the alarm topic's messages at rest"
+  enable_key_rotation = true
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      # The account's IAM policies decide who else may use it (the deployment watch's role).
+      {
+        Sid       = "AccountIamPolicies"
+        Effect    = "Allow"
+        Principal = { AWS = "arn:${local.partition}:iam::${local.account_id}:root" }
+        Action    = "kms:*"
+        Resource  = "*"
+      },
+      {
+        Sid       = "AlarmsAndRulesPublish"
+        Effect    = "Allow"
+        Principal = { Service = ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }
+        Action    = ["kms:Decrypt", "kms:GenerateDataKey*"]
+        Resource  = "*"
+        Condition = { StringEquals = { "aws:SourceAccount" = local.account_id } }
+      },
+    ]
+  })
+  tags = var.tags
+}
+
+resource "aws_sns_topic" "alarms" {
+  count             = local.create_topic ? 1 : 0
+  name              = "${var.name}-alarms"
+  kms_master_key_id = local.topic_key_arn
+  tags              = var.tags
+}
+
 resource "aws_sns_topic_policy" "alarms" {
-  count  = var.alarm_topic_arn == "" ? 1 : 0
-  arn    = aws_sns_topic.alarms[0].arn
-  policy = data.aws_iam_policy_document.alarm_topic[0].json
+  count = local.create_topic ? 1 : 0
+  arn   = aws_sns_topic.alarms[0].arn
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [for service, source in local.publishers : {
+      Sid       = "${title(service)}Publishes"
+      Effect    = "Allow"
+      Principal = { Service = "${service}.amazonaws.com" }
+      Action    = "sns:Publish"
+      Resource  = aws_sns_topic.alarms[0].arn
+      Condition = {
+        StringEquals = { "aws:SourceAccount" = local.account_id }
+        ArnLike      = { "aws:SourceArn" = source }
+      }
+    }]
+  })
 }
 
 # SERVICE_DEPLOYMENT_FAILED (the circuit breaker rolled a deployment back) goes to the topic;
@@ -62,7 +105,7 @@ resource "aws_sfn_state_machine" "deployment_watch" {
       Wait = { Type = "Wait", Seconds = var.deployment_alarm_minutes * 60, Next = "Describe" }
       Describe = {
         Type     = "Task"
-        Resource = "arn:aws:states:::aws-sdk:ecs:describeServices"
+        Resource = "arn:${local.partition}:states:::aws-sdk:ecs:describeServices"
         Parameters = {
           Cluster      = local.cluster_arn
           "Services.$" = "States.Array($.resources[0])"
@@ -78,7 +121,7 @@ resource "aws_sfn_state_machine" "deployment_watch" {
       }
       Alarm = {
         Type     = "Task"
-        Resource = "arn:aws:states:::sns:publish"
+        Resource = "arn:${local.partition}:states:::sns:publish"
         Parameters = {
           TopicArn    = local.alarm_topic_arn
           Subject     = "${var.name}: deployment still IN_PROGRESS after ${var.deployment_alarm_minutes} minutes"
@@ -92,44 +135,54 @@ resource "aws_sfn_state_machine" "deployment_watch" {
   tags = var.tags
 }
 
-data "aws_iam_policy_document" "assume_states" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["states.amazonaws.com", "events.amazonaws.com"]
-    }
-  }
-}
-
 resource "aws_iam_role" "deployment_watch" {
-  name_prefix        = "${var.name}-watch-"
-  assume_role_policy = data.aws_iam_policy_document.assume_states.json
-  tags               = var.tags
-}
-
-data "aws_iam_policy_document" "deployment_watch" {
-  statement {
-    sid       = "DescribeOwnServices"
-    actions   = ["ecs:DescribeServices"]
-    resources = [for s in aws_ecs_service.flink : s.id]
-  }
-  statement {
-    sid       = "Alarm"
-    actions   = ["sns:Publish"]
-    resources = [local.alarm_topic_arn]
-  }
-  statement {
-    sid       = "StartWatch"
-    actions   = ["states:StartExecution"]
-    resources = [aws_sfn_state_machine.deployment_watch.arn]
-  }
+  name_prefix = "${var.name}-watch-"
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Action    = "sts:AssumeRole"
+      Principal = { Service = ["states.amazonaws.com", "events.amazonaws.com"] }
+      Condition = { StringEquals = { "aws:SourceAccount" = local.account_id } }
+    }]
+  })
+  tags = var.tags
 }
 
 resource "aws_iam_role_policy" "deployment_watch" {
-  name   = "deployment-watch"
-  role   = aws_iam_role.deployment_watch.id
-  policy = data.aws_iam_policy_document.deployment_watch.json
+  name = "deployment-watch"
+  role = aws_iam_role.deployment_watch.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = concat([
+      {
+        Sid      = "DescribeOwnServices"
+        Effect   = "Allow"
+        Action   = ["ecs:DescribeServices"]
+        Resource = [for s in aws_ecs_service.flink : s.id]
+      },
+      {
+        Sid      = "Alarm"
+        Effect   = "Allow"
+        Action   = ["sns:Publish"]
+        Resource = [local.alarm_topic_arn]
+      },
+      {
+        Sid      = "StartWatch"
+        Effect   = "Allow"
+        Action   = ["states:StartExecution"]
+        Resource = [aws_sfn_state_machine.deployment_watch.arn]
+      },
+      ],
+      # Publishing to an encrypted topic encrypts the message with the topic's key, as the caller.
+      local.topic_key_arn == null ? [] : [{
+        Sid      = "EncryptForTheTopic"
+        Effect   = "Allow"
+        Action   = ["kms:Decrypt", "kms:GenerateDataKey"]
+        Resource = [local.topic_key_arn]
+      }],
+    )
+  })
 }
 
 resource "aws_cloudwatch_event_target" "deployment_started" {

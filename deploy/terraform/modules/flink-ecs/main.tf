@@ -18,8 +18,8 @@ locals {
 
   store_uri       = "s3://${local.bucket}/${trimsuffix(var.snapshot_prefix, "/")}"
   jobmanager_host = "jobmanager.${aws_service_discovery_private_dns_namespace.this.name}"
-  jobmanager_rest = "http://${local.jobmanager_host}:8081"
-  alarm_topic_arn = var.alarm_topic_arn != "" ? var.alarm_topic_arn : aws_sns_topic.alarms[0].arn
+  jobmanager_rest = "${local.rest_tls ? "https" : "http"}://${local.jobmanager_host}:8081"
+  alarm_topic_arn = local.create_topic ? aws_sns_topic.alarms[0].arn : var.alarm_topic_arn
   # A staged part's durable copy must outlive the longest outage the job can recover from: the
   # stream's retention (beyond it the unread records are gone anyway), plus a day.
   staging_retention_days = ceil(var.kinesis_retention_hours / 24) + 1
@@ -38,11 +38,6 @@ locals {
   job_args = (var.job_jar == ""
     ? "--source kinesis --stream-arn ${local.stream_arn} --store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s --shard-poll-interval ${var.shard_poll_interval_ms}ms ${var.job_args}"
   : "--store ${local.store_uri} --region ${data.aws_region.current.name} --pipeline ${var.pipeline} --job-version ${var.job_version} --checkpoint-interval ${var.checkpoint_interval_seconds}s -- ${var.job_args}")
-  # What the JobManager's 'snapshots submit' runs (the image's entrypoint): a script, or flags.
-  program_environment = concat(
-    var.sql_script != "" ? [{ name = "SNAPSHOTS_SQL", value = var.sql_script }] : [{ name = "SNAPSHOTS_JOB_ARGS", value = local.job_args }],
-    var.job_jar != "" ? [{ name = "SNAPSHOTS_JAR", value = var.job_jar }] : [],
-  )
 
   # Memory of each task that Flink must leave to others: the metrics sidecar, the protect sidecar
   # (TaskManagers), and the 'snapshots submit' JVM inside the JobManager container. The rest, less
@@ -114,8 +109,8 @@ locals {
     "env.java.opts.taskmanager: -XX:+UseParallelGC",
   ]
   flink_properties = {
-    jobmanager  = join("\n", concat(local.flink_common_properties, local.flink_jobmanager_properties))
-    taskmanager = join("\n", concat(local.flink_common_properties, local.flink_taskmanager_properties))
+    jobmanager  = join("\n", concat(local.flink_common_properties, local.rest_tls_properties, local.flink_jobmanager_properties))
+    taskmanager = join("\n", concat(local.flink_common_properties, local.rest_tls_properties, local.flink_taskmanager_properties))
   }
 }
 
@@ -129,6 +124,25 @@ resource "aws_ecs_cluster" "this" {
   setting {
     name  = "containerInsights"
     value = "enabled"
+  }
+  # Every ECS Exec session is logged (exec.tf). A cluster given by existing_cluster_name keeps its
+  # owner's configuration.
+  dynamic "configuration" {
+    for_each = var.execute_command ? [1] : []
+    content {
+      execute_command_configuration {
+        kms_key_id = var.kms_key_arn != "" ? var.kms_key_arn : null
+        logging    = "OVERRIDE"
+        log_configuration {
+          cloud_watch_log_group_name = local.exec_log_group.name
+          # Needs the log group under a customer-managed key.
+          cloud_watch_encryption_enabled = var.kms_key_arn != ""
+          s3_bucket_name                 = local.exec_log_s3 ? var.exec_log_bucket : null
+          s3_key_prefix                  = local.exec_log_s3 ? local.exec_s3_prefix : null
+          s3_bucket_encryption_enabled   = local.exec_log_s3 ? true : null
+        }
+      }
+    }
   }
   tags = var.tags
 }
@@ -166,31 +180,74 @@ locals {
 }
 
 # Members talk to each other on Flink's ports, nothing else comes in. 8081 is Flink's REST API,
-# which runs any jar uploaded to it with the task role and has no authentication: it is open to
-# the cluster's own tasks (the one-off operator task among them) and, only if given, to the
-# security groups in operator_security_group_ids, never to an address range.
+# which runs any jar uploaded to it with the task role: it is open to the cluster's own tasks (the
+# lifecycle operator task among them) and, only if given, to the security groups in
+# operator_security_group_ids, never to an address range. Every rule is a rule resource of its own
+# (no inline blocks, which would fight them); a group without inline rules has no egress but its
+# rules (the provider removes AWS's default allow-all).
 resource "aws_security_group" "flink" {
   name        = "${var.name}-flink"
   description = "JobManager, TaskManagers and operator tasks talk to each other; nothing else comes in."
   vpc_id      = var.vpc_id
-  dynamic "ingress" {
-    for_each = local.ports
-    content {
-      description = "Flink ${ingress.key} between the tasks of this cluster"
-      from_port   = ingress.value
-      to_port     = ingress.value
-      protocol    = "tcp"
-      self        = true
-    }
+  tags        = var.tags
+}
+
+resource "aws_vpc_security_group_ingress_rule" "flink" {
+  for_each                     = local.ports
+  security_group_id            = aws_security_group.flink.id
+  description                  = "Flink ${each.key} between the tasks of this cluster"
+  referenced_security_group_id = aws_security_group.flink.id
+  from_port                    = each.value
+  to_port                      = each.value
+  ip_protocol                  = "tcp"
+  tags                         = var.tags
+}
+
+resource "aws_vpc_security_group_egress_rule" "flink" {
+  for_each                     = local.ports
+  security_group_id            = aws_security_group.flink.id
+  description                  = "Flink ${each.key} between the tasks of this cluster"
+  referenced_security_group_id = aws_security_group.flink.id
+  from_port                    = each.value
+  to_port                      = each.value
+  ip_protocol                  = "tcp"
+  tags                         = var.tags
+}
+
+# The read-only operator task reaches AWS and nothing of the cluster: no rule of the cluster's group
+# admits it.
+resource "aws_security_group" "operator_read" {
+  name        = "${var.name}-operator-read"
+  description = "The read-only operator task (audit, inspect, ddl): HTTPS to AWS only."
+  vpc_id      = var.vpc_id
+  tags        = var.tags
+}
+
+locals {
+  # The tasks reach AWS (S3, Kinesis, ECR, CloudWatch Logs, ECS, Secrets Manager, STS) over HTTPS
+  # only: to egress_https_cidr_blocks (the world by default; a VPC's CIDR where interface endpoints
+  # serve them) and egress_https_prefix_list_ids (an S3 gateway endpoint's prefix list). DNS and the
+  # ECS agent's and task metadata endpoints are not subject to security groups. Keyed by position,
+  # so a prefix list id known only after apply can be one.
+  https_destinations = merge(
+    { for i, cidr in var.egress_https_cidr_blocks : "cidr-${i}" => { cidr_ipv4 = cidr, prefix_list_id = null } },
+    { for i, id in var.egress_https_prefix_list_ids : "prefix-list-${i}" => { cidr_ipv4 = null, prefix_list_id = id } },
+  )
+  https_egress = { for pair in setproduct(["flink", "operator_read"], keys(local.https_destinations)) :
+    "${pair[0]}/${pair[1]}" => merge(local.https_destinations[pair[1]], { group = pair[0] })
   }
-  egress {
-    description = "S3, Kinesis, ECR, CloudWatch Logs (through VPC endpoints or a NAT gateway)"
-    from_port   = 0
-    to_port     = 0
-    protocol    = "-1"
-    cidr_blocks = ["0.0.0.0/0"]
-  }
-  tags = var.tags
+}
+
+resource "aws_vpc_security_group_egress_rule" "https" {
+  for_each          = local.https_egress
+  security_group_id = each.value.group == "flink" ? aws_security_group.flink.id : aws_security_group.operator_read.id
+  description       = "HTTPS to AWS APIs (directly, through VPC endpoints or a NAT gateway)"
+  cidr_ipv4         = each.value.cidr_ipv4
+  prefix_list_id    = each.value.prefix_list_id
+  from_port         = 443
+  to_port           = 443
+  ip_protocol       = "tcp"
+  tags              = var.tags
 }
 
 # Opt-in: a bastion's or a VPN's security group may reach the REST API and web UI. Whoever is in
@@ -309,6 +366,15 @@ locals {
     ]
   }
 
+  # The image's entrypoint (deploy/docker/Dockerfile), which the REST TLS prelude runs after it.
+  image_entrypoint = "/opt/flink/bin/snapshots-entrypoint.sh"
+  # Attributes a container has only when they say something (ECS drops empty ones, and the plan
+  # would show a change on every run).
+  jobmanager_extras = { for k, v in {
+    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, [local.image_entrypoint]) : []
+    secrets    = local.jobmanager_secrets
+  } : k => v if length(v) > 0 }
+
   jobmanager_container = {
     name      = "jobmanager"
     image     = var.image
@@ -331,8 +397,11 @@ locals {
     )
     portMappings = [for p in [local.ports.jobmanager_rpc, local.ports.blob, local.ports.rest] : { containerPort = p, protocol = "tcp" }]
     # Stop-with-savepoint and a clean shutdown need time after SIGTERM.
-    stopTimeout      = var.stop_timeout_seconds
-    healthCheck      = merge(local.health_check_timing, { command = ["CMD-SHELL", "curl -sf http://localhost:8081/overview || exit 1"] })
+    stopTimeout = var.stop_timeout_seconds
+    # Over TLS with mutual authentication an HTTP probe would need the client key: the port then.
+    healthCheck = merge(local.health_check_timing, { command = ["CMD-SHELL", local.rest_tls
+      ? "bash -c '</dev/tcp/127.0.0.1/8081' || exit 1"
+    : "curl -sf http://localhost:8081/overview || exit 1"] })
     logConfiguration = local.log_configuration.jobmanager
   }
 
@@ -353,6 +422,10 @@ locals {
   # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the
   # task. Not essential (the TaskManager must not die with it), and restarted in place if it dies;
   # exit 0 is its own decision to let go (it released protection), which a restart would undo.
+  protect_extras = { for k, v in {
+    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, [local.image_entrypoint]) : []
+    secrets    = local.rest_tls_secrets
+  } : k => v if length(v) > 0 }
   protect_container = {
     name          = "protect"
     image         = var.image
@@ -362,7 +435,7 @@ locals {
     restartPolicy = merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })
     environment = [
       { name = "AWS_REGION", value = data.aws_region.current.name },
-      { name = "SNAPSHOTS_REST", value = "http://${local.jobmanager_host}:8081" },
+      { name = "SNAPSHOTS_REST", value = local.jobmanager_rest },
       { name = "JAVA_TOOL_OPTIONS", value = local.cli_java_options },
     ]
     stopTimeout      = var.stop_timeout_seconds
@@ -374,13 +447,14 @@ locals {
   }
 
   containers = {
-    jobmanager  = concat([local.jobmanager_container], var.metrics ? [local.metrics_container] : [])
-    taskmanager = concat([local.taskmanager_container], var.scale_in_protection ? [local.protect_container] : [], var.metrics ? [local.metrics_container] : [])
+    jobmanager  = concat([merge(local.jobmanager_container, local.jobmanager_extras)], var.metrics ? [local.metrics_container] : [])
+    taskmanager = concat([local.taskmanager_container], var.scale_in_protection ? [merge(local.protect_container, local.protect_extras)] : [], var.metrics ? [local.metrics_container] : [])
   }
 
   # The JobManager service never runs two JobManagers by plan: a deployment stops the old task
   # before it starts the new one (two would each run the job under the same fixed job id). The
   # TaskManagers start their replacements first, and spares keep the job's slots free to restart in.
+  task_roles = { jobmanager = "jm", taskmanager = "tm" }
   tasks = {
     jobmanager = {
       cpu        = var.jobmanager_cpu
@@ -405,7 +479,7 @@ resource "aws_ecs_task_definition" "flink" {
   cpu                      = each.value.cpu
   memory                   = each.value.memory
   execution_role_arn       = aws_iam_role.execution.arn
-  task_role_arn            = aws_iam_role.task.arn
+  task_role_arn            = aws_iam_role.task[local.task_roles[each.key]].arn
   container_definitions    = jsonencode(local.containers[each.key])
   tags                     = var.tags
 
@@ -414,13 +488,17 @@ resource "aws_ecs_task_definition" "flink" {
       condition     = local.flink_process_memory[each.key] >= 1024
       error_message = "The ${each.key} task leaves Flink ${local.flink_process_memory[each.key]} MiB after its sidecars; give the task more memory (at least 1024 MiB for Flink)."
     }
+    precondition {
+      condition     = local.container_definitions_bytes[each.key] <= 65536
+      error_message = "The ${each.key} task definition's containers come to ${local.container_definitions_bytes[each.key]} bytes, over the 65536 (64 KiB) ECS accepts for a task definition. A long SQL script belongs in Secrets Manager: put it in a secret, set sql_script_secret_arn to its ARN and leave sql_script empty (ECS then reads it into SNAPSHOTS_SQL when the task starts)."
+    }
     # The module's operations (outputs, the operator task, alarms) name its pipeline, version and
     # store: a script that writes elsewhere would run unwatched.
     precondition {
-      condition = var.sql_script == "" || alltrue([
+      condition = nonsensitive(var.sql_script == "" || alltrue([
         for option in ["'pipeline'\\s*=\\s*'${var.pipeline}'", "'job-version'\\s*=\\s*'${var.job_version}'", "'store'\\s*=\\s*'${local.store_uri}"] :
         can(regex(option, var.sql_script))
-      ])
+      ]))
       error_message = "sql_script's canonical-snapshots table must set 'pipeline' = '${var.pipeline}', 'job-version' = '${var.job_version}' and a 'store' under ${local.store_uri}."
     }
   }
@@ -455,15 +533,20 @@ resource "aws_ecs_service" "flink" {
   }
   # ECS Exec into a running task (aws ecs execute-command, output exec_command).
   enable_execute_command = var.execute_command
-  propagate_tags         = "SERVICE"
-  tags                   = var.tags
+  # The service tag reaches the tasks: rights on one service's tasks name it (iam.tf).
+  propagate_tags = "SERVICE"
+  tags           = merge(var.tags, { (local.service_tag) = local.service_names[each.key] })
+  # A task started before its roles have their policies fails its first calls.
+  depends_on = [aws_iam_role_policy.task, aws_iam_role_policy_attachment.execution, aws_iam_role_policy.execution]
 }
 
 resource "aws_cloudwatch_log_group" "flink" {
-  for_each          = toset(["jobmanager", "taskmanager", "metrics"])
+  for_each          = toset(concat(["jobmanager", "taskmanager", "metrics"], var.execute_command ? ["exec"] : []))
   name              = "/ecs/${var.name}/${each.key}"
   retention_in_days = var.log_retention_days
-  tags              = var.tags
+  # CloudWatch Logs encrypts every log group; with kms_key_arn, under that key.
+  kms_key_id = var.kms_key_arn != "" ? var.kms_key_arn : null
+  tags       = var.tags
 }
 
 resource "aws_kinesis_stream" "events" {
@@ -472,7 +555,7 @@ resource "aws_kinesis_stream" "events" {
   shard_count      = var.kinesis_shard_count
   retention_period = var.kinesis_retention_hours
   encryption_type  = "KMS"
-  kms_key_id       = "alias/aws/kinesis"
+  kms_key_id       = var.kms_key_arn != "" ? var.kms_key_arn : "alias/aws/kinesis"
   stream_mode_details {
     stream_mode = "PROVISIONED"
   }

@@ -29,8 +29,9 @@ output "jobmanager_rest" {
   value       = local.jobmanager_rest
 }
 
-output "task_role_arn" {
-  value = aws_iam_role.task.arn
+output "task_role_arns" {
+  description = "The task roles by duty: jm (the JobManager), tm (the TaskManagers and their protect sidecar), read (the read-only operator task), ops (the lifecycle operator task)."
+  value       = { for duty, role in aws_iam_role.task : duty => role.arn }
 }
 
 output "alarm_topic_arn" {
@@ -57,16 +58,21 @@ output "metric_namespace" {
   value       = local.metric_namespace
 }
 
-output "operator_task_definition" {
-  description = "The one-off operator task: the job's image running the snapshots command line, with the task role, in the cluster's security group."
-  value       = aws_ecs_task_definition.operator.family
+output "operator_task_definitions" {
+  description = "The one-off operator tasks' families, the job's image running the snapshots command line: read (audit, inspect, ddl; read-only role, no way to the REST API) and ops (the lifecycle commands; lifecycle role, in the cluster's security group)."
+  value       = { for duty, task in aws_ecs_task_definition.operator : duty => task.family }
 }
 
 output "snapshots_function" {
-  description = "A shell function 'snapshots ARGS...' that runs one command line as the operator task, waits for it, prints its log and returns its exit status: eval \"$(terraform output -raw snapshots_function)\". Needs the AWS CLI and jq."
+  description = "A shell function 'snapshots ARGS...' that runs one command line as an operator task (the read-only one for audit, inspect and ddl, the lifecycle one otherwise), waits for it, prints its log and returns its exit status: eval \"$(terraform output -raw snapshots_function)\". Needs the AWS CLI and jq."
   value       = <<-EOT
     snapshots() {
-      local task status
+      local task status definition=${local.operator_tasks.ops.family} group=${local.operator_tasks.ops.security_group}
+      case "$1" in
+        inspect | ddl | help | --help) definition=${local.operator_tasks.read.family} group=${local.operator_tasks.read.security_group} ;;
+        # An acknowledgement is a write.
+        audit) case " $* " in *" --acknowledge "*) ;; *) definition=${local.operator_tasks.read.family} group=${local.operator_tasks.read.security_group} ;; esac ;;
+      esac
       task=$(${local.run_task} --overrides "$(jq -cn '{containerOverrides: [{name: "snapshots", command: $ARGS.positional}]}' --args -- "$@")") || return 2
       # 'wait' gives up after 10 minutes; an audit of a large store may take longer (an hour here).
       for _ in 1 2 3 4 5 6; do aws ecs wait tasks-stopped --cluster ${local.cluster_name} --tasks "$task" && break; done
@@ -78,13 +84,18 @@ output "snapshots_function" {
 }
 
 output "exec_command" {
-  description = "ECS Exec into the running JobManager (execute_command = true), for a shell beside it; the command line there is java -cp '/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar' dev.snapshots.cli.Cli."
-  value       = "aws ecs execute-command --cluster ${local.cluster_name} --container jobmanager --interactive --command bash --task $(aws ecs list-tasks --cluster ${local.cluster_name} --service-name ${aws_ecs_service.flink["jobmanager"].name} --query 'taskArns[0]' --output text)"
+  description = "ECS Exec into the running JobManager (execute_command = true; null when off), for a shell beside it; the command line there is java -cp '/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar' dev.snapshots.cli.Cli."
+  value       = var.execute_command ? "aws ecs execute-command --cluster ${local.cluster_name} --container jobmanager --interactive --command bash --task $(aws ecs list-tasks --cluster ${local.cluster_name} --service-name ${aws_ecs_service.flink["jobmanager"].name} --query 'taskArns[0]' --output text)" : null
 }
 
-output "operator_policy_json" {
-  description = "An IAM policy for the operators' own role: run the operator task, follow it, read its log, ECS Exec."
-  value       = data.aws_iam_policy_document.operator.json
+output "operator_read_policy_json" {
+  description = "An IAM policy for the operators who read: run the read-only operator task (audit, inspect, ddl), follow it, read its log."
+  value       = jsonencode(local.operator_policies.read)
+}
+
+output "operator_lifecycle_policy_json" {
+  description = "An IAM policy for the operators who run the job's lifecycle: run the lifecycle operator task (submit, upgrade, replay, savepoint, release, promote, audit --acknowledge), follow it, read its log, and, with execute_command, ECS Exec into the JobManager container."
+  value       = jsonencode(local.operator_policies.ops)
 }
 
 output "stream_name" {

@@ -23,7 +23,8 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "snapshots" {
   bucket = aws_s3_bucket.snapshots[0].id
   rule {
     apply_server_side_encryption_by_default {
-      sse_algorithm = "aws:kms"
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = var.kms_key_arn != "" ? var.kms_key_arn : null
     }
     bucket_key_enabled = true
   }
@@ -59,83 +60,53 @@ locals {
   flink_state = "${local.bucket_arn}/${var.checkpoint_prefix}*"
 }
 
-data "aws_iam_policy_document" "bucket" {
-  count = local.create_bucket ? 1 : 0
-  statement {
-    sid     = "DenyInsecureTransport"
-    effect  = "Deny"
-    actions = ["s3:*"]
-    resources = [
-      local.bucket_arn,
-      "${local.bucket_arn}/*",
+locals {
+  # A policy cannot say "this prefix, except", hence NotResource below: the bucket is the job's, so
+  # the write-once rule holds for every key but the exempt ones.
+  bucket_policy = {
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid       = "DenyInsecureTransport"
+        Effect    = "Deny"
+        Principal = "*"
+        Action    = "s3:*"
+        Resource  = [local.bucket_arn, "${local.bucket_arn}/*"]
+        Condition = { Bool = { "aws:SecureTransport" = "false" } }
+      },
+      # Everything else the sink writes (parts, manifests, the progress log's entries, divergence
+      # evidence, audit acknowledgements) is created once, with If-None-Match: *, so no writer with
+      # a bug or a stale plan can replace a published object. s3:PutObject also authorizes
+      # CreateMultipartUpload, UploadPart and UploadPartCopy, which take no conditional header: for
+      # them s3:ObjectCreationOperation is false, and the check falls on CompleteMultipartUpload
+      # instead. An operator's upload needs If-None-Match too ('aws s3api put-object
+      # --if-none-match "*"'), and CopyObject into those keys fails (S3 answers a conditional one
+      # with 501 under such a policy).
+      {
+        Sid         = "DenyUnconditionalCreates"
+        Effect      = "Deny"
+        Principal   = "*"
+        Action      = "s3:PutObject"
+        NotResource = concat([local.staged_copies, local.flink_state], local.pointers)
+        Condition = {
+          Null = { "s3:if-none-match" = "true" }
+          Bool = { "s3:ObjectCreationOperation" = "true" }
+        }
+      },
+      # The pointers move only by compare-and-swap: If-Match on their current ETag, or
+      # If-None-Match when they are first created.
+      {
+        Sid       = "DenyBlindPointerWrites"
+        Effect    = "Deny"
+        Principal = "*"
+        Action    = "s3:PutObject"
+        Resource  = local.pointers
+        Condition = {
+          Null = { "s3:if-none-match" = "true", "s3:if-match" = "true" }
+          Bool = { "s3:ObjectCreationOperation" = "true" }
+        }
+      },
     ]
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
-    }
-  }
-
-  # Everything else the sink writes (parts, manifests, the progress log's entries, divergence
-  # evidence, audit acknowledgements) is created once, with If-None-Match: *, so no writer with a
-  # bug or a stale plan can replace a published object. s3:PutObject also authorizes
-  # CreateMultipartUpload, UploadPart and UploadPartCopy, which take no conditional header: for them
-  # s3:ObjectCreationOperation is false, and the check falls on CompleteMultipartUpload instead.
-  # A policy cannot say "this prefix, except", hence NotResource: the bucket is the job's, so the
-  # rule holds for every key but the exempt ones. An operator's upload needs If-None-Match too
-  # ('aws s3api put-object --if-none-match "*"'), and CopyObject into those keys fails (S3 answers a
-  # conditional one with 501 under such a policy).
-  statement {
-    sid           = "DenyUnconditionalCreates"
-    effect        = "Deny"
-    actions       = ["s3:PutObject"]
-    not_resources = concat([local.staged_copies, local.flink_state], local.pointers)
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Null"
-      variable = "s3:if-none-match"
-      values   = ["true"]
-    }
-    condition {
-      test     = "Bool"
-      variable = "s3:ObjectCreationOperation"
-      values   = ["true"]
-    }
-  }
-
-  # The pointers move only by compare-and-swap: If-Match on their current ETag, or If-None-Match
-  # when they are first created.
-  statement {
-    sid       = "DenyBlindPointerWrites"
-    effect    = "Deny"
-    actions   = ["s3:PutObject"]
-    resources = local.pointers
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Null"
-      variable = "s3:if-none-match"
-      values   = ["true"]
-    }
-    condition {
-      test     = "Null"
-      variable = "s3:if-match"
-      values   = ["true"]
-    }
-    condition {
-      test     = "Bool"
-      variable = "s3:ObjectCreationOperation"
-      values   = ["true"]
-    }
   }
 }
 
@@ -147,7 +118,7 @@ moved {
 resource "aws_s3_bucket_policy" "snapshots" {
   count      = local.create_bucket ? 1 : 0
   bucket     = aws_s3_bucket.snapshots[0].id
-  policy     = data.aws_iam_policy_document.bucket[0].json
+  policy     = jsonencode(local.bucket_policy)
   depends_on = [aws_s3_bucket_public_access_block.snapshots]
 }
 

@@ -33,12 +33,42 @@ variable "job_args" {
 }
 
 variable "sql_script" {
-  description = "A SQL script to run instead of the bundled job (snapshots submit --sql; e.g. file(\"orders.sql\")). The table its INSERT writes ('connector' = 'canonical-snapshots') must name this module's pipeline and job_version and a store under its store_uri; read the module's stream_arn with 'connector' = 'snapshots-kinesis'. Its SETs rule its checkpointing. Empty: the bundled job."
+  description = "A SQL script to run instead of the bundled job (snapshots submit --sql; e.g. file(\"orders.sql\")), written into the JobManager's task definition. The table its INSERT writes ('connector' = 'canonical-snapshots') must name this module's pipeline and job_version and a store under its store_uri; read the module's stream_arn with 'connector' = 'snapshots-kinesis'. Its SETs rule its checkpointing. A script that holds a secret (a password in a WITH clause) belongs in sql_script_secret_arn instead. Empty: the bundled job."
   type        = string
   default     = ""
+  sensitive   = true
   validation {
     condition     = var.sql_script == "" || (var.job_jar == "" && var.job_args == "")
     error_message = "sql_script is the whole job: leave job_jar and job_args empty."
+  }
+}
+
+variable "sql_script_secret_arn" {
+  description = "A SQL script kept in Secrets Manager (the secret's text is the whole script, at most 64 KB): ECS reads it into the JobManager's SNAPSHOTS_SQL when the task starts (the task definition's secrets), so the script and what it holds appear in no task definition, plan or state. Same rules as sql_script, which the plan cannot check here: 'snapshots submit' checks at start that it writes a canonical-snapshots table with a pipeline, a job version and a store."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.sql_script_secret_arn == "" || can(regex("^arn:[^:]+:secretsmanager:[^:]+:[0-9]{12}:secret:[^:]+$", var.sql_script_secret_arn))
+    error_message = "sql_script_secret_arn must be a Secrets Manager secret's ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-xxxxxx), or empty."
+  }
+  validation {
+    condition     = var.sql_script_secret_arn == "" || (nonsensitive(var.sql_script == "") && var.job_jar == "" && var.job_args == "")
+    error_message = "sql_script_secret_arn is the whole job: leave sql_script, job_jar and job_args empty."
+  }
+}
+
+variable "rest_tls" {
+  description = "Flink's REST API over TLS with mutual authentication (security.ssl.rest.enabled, security.ssl.rest.authentication-enabled): Secrets Manager secrets (ARNs) holding the REST keystore and truststore (PKCS12, base64) and their password (letters and digits: it goes into Flink's configuration). ECS hands them to the containers that serve or call the API (the JobManager, the protect sidecars, the lifecycle operator task) through the task definitions' secrets, never in a task definition. Terraform side only: the job image's command line must speak TLS to the REST API before this is set (README, Security). null: plain HTTP inside the security group."
+  type = object({
+    keystore_secret_arn   = string
+    truststore_secret_arn = string
+    password_secret_arn   = string
+    mutual_authentication = optional(bool, true)
+  })
+  default = null
+  validation {
+    condition     = var.rest_tls == null ? true : alltrue([for arn in [var.rest_tls.keystore_secret_arn, var.rest_tls.truststore_secret_arn, var.rest_tls.password_secret_arn] : can(regex("^arn:[^:]+:secretsmanager:[^:]+:[0-9]{12}:secret:[^:]+$", arn))])
+    error_message = "rest_tls takes Secrets Manager secrets' ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-xxxxxx)."
   }
 }
 
@@ -124,9 +154,45 @@ variable "existing_cluster_name" {
 }
 
 variable "execute_command" {
-  description = "ECS Exec into the tasks (aws ecs execute-command; output exec_command)."
+  description = "ECS Exec into the JobManager and TaskManager tasks (aws ecs execute-command; output exec_command). Off by default: a shell there has the task's role. On, every session is logged to CloudWatch Logs (/ecs/<name>/exec) and, with exec_log_bucket, to S3 (a cluster the module creates; an existing_cluster_name keeps its own configuration), and the lifecycle operators' policy may open one into the JobManager container."
   type        = bool
-  default     = true
+  default     = false
+}
+
+variable "exec_log_bucket" {
+  description = "With execute_command: an S3 bucket that also keeps every ECS Exec session's log (under ecs-exec/<name>/). Empty: CloudWatch Logs only."
+  type        = string
+  default     = ""
+}
+
+variable "kms_key_arn" {
+  description = "A customer-managed KMS key for the bucket, the stream, the log groups, the alarm topic and ECS Exec sessions; the roles may use this key only (through S3 and Kinesis). Its key policy must let CloudWatch Logs (logs.<region>.amazonaws.com), CloudWatch alarms and EventBridge (cloudwatch.amazonaws.com, events.amazonaws.com: the topic) use it. Empty: AWS-managed keys for the bucket and the stream, CloudWatch Logs' own encryption, and a key of the module's for the alarm topic."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.kms_key_arn == "" || can(regex("^arn:[^:]+:kms:[^:]+:[0-9]{12}:key/[0-9a-f-]+$", var.kms_key_arn))
+    error_message = "kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID; not an alias), or empty."
+  }
+}
+
+variable "egress_https_cidr_blocks" {
+  description = "Where the tasks may open HTTPS connections (to AWS APIs): the world by default (a NAT gateway); a VPC's CIDR where interface endpoints serve every API. The tasks open nothing else but Flink's ports among themselves."
+  type        = list(string)
+  default     = ["0.0.0.0/0"]
+  validation {
+    condition     = alltrue([for c in var.egress_https_cidr_blocks : can(cidrnetmask(c))])
+    error_message = "egress_https_cidr_blocks takes IPv4 CIDR blocks."
+  }
+}
+
+variable "egress_https_prefix_list_ids" {
+  description = "Managed prefix lists the tasks may reach over HTTPS as well, e.g. an S3 gateway endpoint's (aws_vpc_endpoint.s3.prefix_list_id), for S3 and ECR's image layers without a NAT gateway."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = length(var.egress_https_prefix_list_ids) + length(var.egress_https_cidr_blocks) > 0
+    error_message = "The tasks need HTTPS to AWS: give egress_https_cidr_blocks or egress_https_prefix_list_ids."
+  }
 }
 
 variable "operator_security_group_ids" {
@@ -137,6 +203,12 @@ variable "operator_security_group_ids" {
     condition     = alltrue([for id in var.operator_security_group_ids : startswith(id, "sg-")])
     error_message = "operator_security_group_ids takes security group ids (sg-...), never address ranges."
   }
+}
+
+variable "execution_role_policies" {
+  description = "Inline policies (JSON, by name) for the execution role, with which ECS pulls the images and writes the logs: e.g. the right to fill an ECR pull-through cache (examples/complete). The services wait for them."
+  type        = map(string)
+  default     = {}
 }
 
 variable "operator_memory" {

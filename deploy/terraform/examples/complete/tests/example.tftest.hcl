@@ -18,8 +18,16 @@ run "nothing_reaches_the_rest_api_from_an_address_range" {
   command = plan
 
   assert {
-    condition     = alltrue([for r in aws_security_group.endpoints[0].ingress : r.from_port == 443 && r.to_port == 443])
-    error_message = "The endpoints' group admits HTTPS only (the tasks' own group is the module's test)."
+    condition     = length(aws_security_group.endpoints[0].ingress) == 0 && [for r in aws_vpc_security_group_ingress_rule.endpoints : "${r.cidr_ipv4} ${r.from_port}-${r.to_port}"] == ["10.42.0.0/16 443-443"]
+    error_message = "The endpoints' group admits HTTPS from the VPC only, in a rule resource (the tasks' own group is the module's test)."
+  }
+  assert {
+    condition     = local.egress_https_cidr_blocks == ["10.42.0.0/16"] && length(local.egress_https_prefix_list_ids) == 1
+    error_message = "Without a NAT gateway the tasks reach the interface endpoints in the VPC and S3 through its gateway, nothing else."
+  }
+  assert {
+    condition     = jsondecode(local.pull_through_cache_policy["pull-through-cache"]).Statement[0].Resource == ["arn:aws:ecr:eu-west-1:123456789012:repository/snapshots-ecr-public/*"]
+    error_message = "The execution role may fill the cache's repositories only; the module gets it, so its services wait for it."
   }
   assert {
     condition     = contains(keys(aws_vpc_endpoint.interface), "ssmmessages") && contains(keys(aws_vpc_endpoint.interface), "ecs")
@@ -50,7 +58,7 @@ run "a_replay_runs_beside_version_n_and_they_share_the_getrecords_budget" {
     error_message = "Two consumers poll each shard every 400 ms: 2 x 2.5 calls per second, within Kinesis' 5."
   }
   assert {
-    condition     = length(aws_iam_role_policy.pull_through_cache) == 2
-    error_message = "The replay's execution role pulls the agent through the cache too."
+    condition     = local.pull_through_cache_policy != {}
+    error_message = "The replay's execution role pulls the agent through the cache too (the same policy, given to its module)."
   }
 }

@@ -35,10 +35,6 @@ run "services_deploy_without_overlap_or_gaps" {
     error_message = "Both services: Fargate, no public IP, the circuit breaker rolling back."
   }
   assert {
-    condition     = alltrue([for s in aws_ecs_service.flink : s.enable_execute_command])
-    error_message = "ECS Exec is on by default."
-  }
-  assert {
     condition     = alltrue([for k, d in aws_ecs_task_definition.flink : alltrue([for c in jsondecode(d.container_definitions) : c.stopTimeout == 120 if contains(["jobmanager", "taskmanager", "protect"], c.name)])])
     error_message = "The JobManager, TaskManager and protect containers get 120 s between SIGTERM and SIGKILL."
   }
@@ -48,20 +44,25 @@ run "no_rule_opens_the_rest_api_to_an_address_range" {
   command = plan
 
   assert {
-    condition     = alltrue([for r in aws_security_group.flink.ingress : r.self == true && length(r.cidr_blocks == null ? [] : r.cidr_blocks) == 0 && length(r.ipv6_cidr_blocks == null ? [] : r.ipv6_cidr_blocks) == 0 && length(r.prefix_list_ids == null ? [] : r.prefix_list_ids) == 0])
-    error_message = "The tasks' security group admits only its own members: no rule opens a port (8081 among them) to an address range."
+    condition = alltrue([for r in concat(values(aws_vpc_security_group_ingress_rule.flink), values(aws_vpc_security_group_egress_rule.flink)) :
+    r.referenced_security_group_id == "sg-0f11c0000000000a1" && r.security_group_id == "sg-0f11c0000000000a1" && r.cidr_ipv4 == null && r.cidr_ipv6 == null && r.prefix_list_id == null])
+    error_message = "Flink's ports are open between the members of the tasks' group only: no rule opens one (8081 among them) to an address range."
   }
   assert {
     condition     = length(aws_vpc_security_group_ingress_rule.operator_rest) == 0
     error_message = "No operator ingress to 8081 unless operator_security_group_ids names some."
   }
   assert {
-    condition     = toset([for r in aws_security_group.flink.ingress : r.from_port]) == toset([6121, 6122, 6123, 6124, 6125, 8081])
-    error_message = "Flink's ports, the fixed metrics query port (6125) among them, are open within the group."
+    condition     = toset([for r in aws_vpc_security_group_ingress_rule.flink : r.from_port]) == toset([6121, 6122, 6123, 6124, 6125, 8081]) && toset([for r in aws_vpc_security_group_egress_rule.flink : r.from_port]) == toset([6121, 6122, 6123, 6124, 6125, 8081])
+    error_message = "Flink's ports, the fixed metrics query port (6125) among them, are open within the group, both ways."
   }
   assert {
-    condition     = alltrue([for r in aws_security_group.flink.ingress : r.from_port == r.to_port])
+    condition     = alltrue([for r in concat(values(aws_vpc_security_group_ingress_rule.flink), values(aws_vpc_security_group_egress_rule.flink)) : r.from_port == r.to_port && r.ip_protocol == "tcp"])
     error_message = "One port a rule: no range that opens more than Flink uses."
+  }
+  assert {
+    condition     = length(aws_security_group.flink.ingress) == 0 && length(aws_security_group.flink.egress) == 0 && length(aws_security_group.operator_read.ingress) == 0 && length(aws_security_group.operator_read.egress) == 0
+    error_message = "Rules are resources of their own, never inline blocks."
   }
 }
 
@@ -188,33 +189,43 @@ run "the_bucket_expires_churn_but_never_snapshots" {
     error_message = "No other rule: snapshots never expire unless expire_prefix says so."
   }
   assert {
+    condition = ([for st in jsondecode(aws_s3_bucket_policy.snapshots[0].policy).Statement : st.Condition if st.Sid == "DenyUnconditionalCreates"][0]
+    == { Null = { "s3:if-none-match" = "true" }, Bool = { "s3:ObjectCreationOperation" = "true" } })
+    error_message = "Objects are created with If-None-Match only; CreateMultipartUpload and UploadPart, which carry no condition, are judged at CompleteMultipartUpload."
+  }
+  assert {
+    condition = (toset([for st in jsondecode(aws_s3_bucket_policy.snapshots[0].policy).Statement : st.NotResource if st.Sid == "DenyUnconditionalCreates"][0]) == toset([
+      "arn:aws:s3:::snap-bucket/snapshots/_staging/*",
+      "arn:aws:s3:::snap-bucket/flink/*",
+      "arn:aws:s3:::snap-bucket/snapshots/*/_progress.json",
+      "arn:aws:s3:::snap-bucket/snapshots/*/_current.json",
+    ]))
+    error_message = "Exempt from write-once: the staged copies, Flink's state, and the two pointers, which move by compare-and-swap."
+  }
+  assert {
     condition     = aws_s3_bucket_versioning.snapshots[0].versioning_configuration[0].status == "Enabled"
     error_message = "The bucket is versioned."
   }
   assert {
-    condition     = toset([for st in data.aws_iam_policy_document.bucket[0].statement : st.sid]) == toset(["DenyInsecureTransport", "DenyUnconditionalCreates", "DenyBlindPointerWrites"])
+    condition     = [for st in jsondecode(aws_s3_bucket_policy.snapshots[0].policy).Statement : st.Sid] == ["DenyInsecureTransport", "DenyUnconditionalCreates", "DenyBlindPointerWrites"]
     error_message = "The bucket policy: TLS only, write-once, pointers by compare-and-swap."
   }
 }
 
-run "operators_reach_the_job_through_a_one_off_task" {
+run "operators_reach_the_job_through_one_off_tasks" {
   command = plan
 
   assert {
-    condition     = jsondecode(aws_ecs_task_definition.operator.container_definitions)[0].entryPoint == ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"]
-    error_message = "The operator task runs the command line of the job's image."
+    condition     = alltrue([for t in aws_ecs_task_definition.operator : jsondecode(t.container_definitions)[0].entryPoint == ["java", "-cp", "/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar", "dev.snapshots.cli.Cli"] && jsondecode(t.container_definitions)[0].image == var.image])
+    error_message = "Both operator tasks run the command line of the job's image."
   }
   assert {
-    condition     = aws_ecs_task_definition.operator.task_role_arn == aws_iam_role.task.arn && jsondecode(aws_ecs_task_definition.operator.container_definitions)[0].image == var.image
-    error_message = "Same image, same task role as the job."
+    condition     = strcontains(output.snapshots_function, "aws ecs run-task --cluster snap --task-definition \"$definition\"") && strcontains(output.snapshots_function, "securityGroups=[$group]") && strcontains(output.snapshots_function, "subnets=[subnet-1,subnet-2]")
+    error_message = "The output prints the run-task command, in the cluster's subnets."
   }
   assert {
-    condition     = strcontains(output.snapshots_function, "aws ecs run-task --cluster snap --task-definition snap-snapshots") && strcontains(output.snapshots_function, "securityGroups=[sg-0123456789abcdef0]") && strcontains(output.snapshots_function, "subnets=[subnet-1,subnet-2]")
-    error_message = "The output prints the run-task command, in the cluster's subnets and security group."
-  }
-  assert {
-    condition     = contains([for st in data.aws_iam_policy_document.task.statement : st.sid], "EcsExec")
-    error_message = "ECS Exec needs the SSM message channels in the task role."
+    condition     = strcontains(output.snapshots_function, "definition=snap-snapshots group=sg-0f11c0000000000a1") && strcontains(output.snapshots_function, "definition=snap-snapshots-read group=sg-0eead0000000000b2")
+    error_message = "The lifecycle task runs in the cluster's security group, the read-only one in its own."
   }
 }
 
@@ -255,8 +266,21 @@ run "a_replay_beside_version_n_uses_its_stream_bucket_and_cluster" {
     error_message = "The replay has a lag alarm of its own; the stream's owner alarms on throttling."
   }
   assert {
-    condition     = [for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "ReadTheStream"][0] == toset(["arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"])
-    error_message = "The task role reads the given stream."
+    condition     = [for st in jsondecode(aws_iam_role_policy.task["tm"].policy).Statement : st.Resource if st.Sid == "ReadTheStream"][0] == ["arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"]
+    error_message = "The task roles read the given stream."
+  }
+  assert {
+    condition = ([for st in jsondecode(aws_iam_role_policy.task["tm"].policy).Statement : st if st.Sid == "OwnServiceScaleInProtection"][0] == {
+      Sid      = "OwnServiceScaleInProtection"
+      Effect   = "Allow"
+      Action   = ["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"]
+      Resource = ["arn:aws:ecs:eu-west-1:123456789012:task/snap/*"]
+      Condition = {
+        ArnEquals    = { "ecs:cluster" = "arn:aws:ecs:eu-west-1:123456789012:cluster/snap" }
+        StringEquals = { "aws:ResourceTag/snapshots:service" = "snap-replay-taskmanager" }
+      }
+    })
+    error_message = "In version N's cluster, the replay's protect sidecars may protect the replay's TaskManager tasks only, not N's."
   }
 }
 
@@ -345,11 +369,11 @@ run "no_glue_permission_without_an_iceberg_table_on_glue" {
   command = plan
 
   assert {
-    condition     = length([for st in data.aws_iam_policy_document.task.statement : st.sid if startswith(st.sid, "Iceberg")]) == 0
-    error_message = "The task role gets no Glue permission, and no Iceberg metadata delete, unless iceberg_glue_table is set."
+    condition     = length(flatten([for p in aws_iam_role_policy.task : [for st in jsondecode(p.policy).Statement : st.Sid if startswith(st.Sid, "Iceberg")]])) == 0
+    error_message = "No role gets a Glue permission, or an Iceberg metadata delete, unless iceberg_glue_table is set."
   }
   assert {
-    condition     = length(flatten([for st in data.aws_iam_policy_document.task.statement : [for a in st.actions : a if startswith(a, "glue:")]])) == 0
+    condition     = length(flatten([for p in aws_iam_role_policy.task : [for st in jsondecode(p.policy).Statement : [for a in st.Action : a if startswith(a, "glue:")]]])) == 0
     error_message = "No glue: action by default."
   }
 }
@@ -370,29 +394,31 @@ run "an_iceberg_table_on_glue_gets_its_database_and_table_only" {
   }
 
   assert {
-    condition = ([for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergGlueDatabase"][0] == toset([
-      "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
-      "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
-    ]))
-    error_message = "The database statement names the account's catalog and that database, in the deployment's partition and region."
+    condition = ({ for st in jsondecode(aws_iam_role_policy.task["jm"].policy).Statement : st.Sid => [toset(st.Action), toset(st.Resource)] if startswith(st.Sid, "Iceberg") } == {
+      IcebergGlueDatabase = [toset(["glue:GetDatabase", "glue:CreateDatabase"]), toset([
+        "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
+        "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
+      ])]
+      IcebergGlueTable = [toset(["glue:GetTable", "glue:CreateTable", "glue:UpdateTable"]), toset([
+        "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
+        "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
+        "arn:aws-cn:glue:cn-north-1:123456789012:table/analytics/payments",
+      ])]
+      IcebergUncommittedMetadata = [toset(["s3:DeleteObject"]), toset(["arn:aws-cn:s3:::snap-bucket/snapshots/telemetry/_iceberg/metadata/*"])]
+    })
+    error_message = "Flink's roles may create, load and commit that table and its database in the deployment's partition and region, and delete Iceberg's uncommitted metadata under the table's location: no wildcard, no delete of a table, no listing."
   }
   assert {
-    condition = ([for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergGlueTable"][0] == toset([
-      "arn:aws-cn:glue:cn-north-1:123456789012:catalog",
-      "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics",
-      "arn:aws-cn:glue:cn-north-1:123456789012:table/analytics/payments",
-    ]))
-    error_message = "The table statement names that table, its database and the catalog: no wildcard."
+    condition     = jsondecode(aws_iam_role_policy.task["jm"].policy).Statement == [for st in jsondecode(aws_iam_role_policy.task["tm"].policy).Statement : st if st.Sid != "OwnServiceScaleInProtection"]
+    error_message = "The JobManager and the TaskManagers have the same rights for Flink and the sink."
   }
   assert {
-    condition = (toset(flatten([for st in data.aws_iam_policy_document.task.statement : [for a in st.actions : a if startswith(a, "glue:")]])) == toset([
-      "glue:GetDatabase", "glue:CreateDatabase", "glue:GetTable", "glue:CreateTable", "glue:UpdateTable",
-    ]))
-    error_message = "Only what GlueCatalog calls to create, load and commit the table: no delete, no listing."
+    condition     = [for st in jsondecode(aws_iam_role_policy.task["ops"].policy).Statement : [toset(st.Action), toset(st.Resource)] if st.Sid == "IcebergGluePromote"] == [[toset(["glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]), toset(["arn:aws-cn:glue:cn-north-1:123456789012:catalog", "arn:aws-cn:glue:cn-north-1:123456789012:database/analytics", "arn:aws-cn:glue:cn-north-1:123456789012:table/analytics/payments"])]]
+    error_message = "promote may read and commit the table (it moves its main branch), not create one."
   }
   assert {
-    condition     = [for st in data.aws_iam_policy_document.task.statement : st.resources if st.sid == "IcebergUncommittedMetadata"][0] == toset(["arn:aws-cn:s3:::snap-bucket/snapshots/telemetry/_iceberg/metadata/*"])
-    error_message = "Iceberg may delete its own uncommitted metadata under the table's location, and nothing else."
+    condition     = length([for st in jsondecode(aws_iam_role_policy.task["read"].policy).Statement : st if startswith(st.Sid, "Iceberg")]) == 0
+    error_message = "The read-only operators reach no Glue table."
   }
 }
 
