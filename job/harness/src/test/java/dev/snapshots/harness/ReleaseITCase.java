@@ -159,6 +159,8 @@ class ReleaseITCase {
                 List.of(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-XX:ActiveProcessorCount=8",
+                        // Its local Flink's working directories, removed with the test's.
+                        "-Djava.io.tmpdir=" + work,
                         "-Duser.language=de",
                         "-Duser.country=DE",
                         "-cp",
