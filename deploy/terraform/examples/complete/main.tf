@@ -88,10 +88,10 @@ locals {
   # ECR Public is not reachable through VPC endpoints: without a NAT, the CloudWatch agent's image
   # comes through a pull-through cache in this account's ECR.
   agent_cache_prefix = "snapshots-ecr-public"
-  # Pinned: a moving tag would change the sidecar under a running deployment.
-  cloudwatch_agent_tag = "1.300062.0b1304"
-  cloudwatch_agent_image = local.nat ? "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_tag}" : (
-    "${data.aws_caller_identity.current.account_id}.dkr.ecr.${var.region}.amazonaws.com/${local.agent_cache_prefix}/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_tag}"
+  # Pinned by digest (the module refuses less): a tag can move under a running deployment.
+  cloudwatch_agent_version = "1.300071.0b1720-amd64@sha256:f5680928b37cd5afacb5fd3de1b7ef7bfba57976f4f8b4227b49615467460cf2"
+  cloudwatch_agent_image = local.nat ? "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_version}" : (
+    "${data.aws_caller_identity.current.account_id}.dkr.ecr.${var.region}.amazonaws.com/${local.agent_cache_prefix}/cloudwatch-agent/cloudwatch-agent:${local.cloudwatch_agent_version}"
   )
   # Kinesis allows 5 GetRecords calls per second per shard, shared by every consumer: alone, the
   # job polls each shard every 200 ms; with a replay beside it both poll every 400 ms.
@@ -204,7 +204,7 @@ resource "aws_security_group" "endpoints" {
 }
 
 # From the VPC rather than from the tasks' security group: the module waits for the endpoints
-# (depends_on below), so they cannot refer to it.
+# (network_ready below), so they cannot refer to it.
 resource "aws_vpc_security_group_ingress_rule" "endpoints" {
   count             = local.nat ? 0 : 1
   security_group_id = aws_security_group.endpoints[0].id
@@ -251,6 +251,16 @@ locals {
   # or, with a NAT gateway, anywhere.
   egress_https_cidr_blocks     = local.nat ? ["0.0.0.0/0"] : [var.vpc_cidr]
   egress_https_prefix_list_ids = local.nat ? [] : [aws_vpc_endpoint.s3.prefix_list_id]
+  # The first tasks must find their way out, or their failed starts trip the circuit breaker: the
+  # module's services wait for these. Given as an input rather than the module's depends_on, which
+  # would also hold back every data source in the module (its bucket check among them) to apply.
+  network_ready = concat(
+    [aws_vpc_endpoint.s3.id],
+    [for e in aws_vpc_endpoint.interface : e.id],
+    aws_vpc_security_group_ingress_rule.endpoints[*].id,
+    aws_route.private_to_nat[*].id,
+    aws_ecr_pull_through_cache_rule.ecr_public[*].id,
+  )
 }
 
 # --- the job ------------------------------------------------------------------------------
@@ -272,13 +282,12 @@ module "snapshots" {
   execution_role_policies      = local.pull_through_cache_policy
   egress_https_cidr_blocks     = local.egress_https_cidr_blocks
   egress_https_prefix_list_ids = local.egress_https_prefix_list_ids
+  network_ready                = local.network_ready
   # Dead letters may go after a year; snapshots stay.
   expire_prefix     = "snapshots/_deadletter/"
   expire_after_days = 365
   tags              = local.tags
 
-  # The first tasks must find their way out, or their failed starts trip the circuit breaker.
-  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_vpc_security_group_ingress_rule.endpoints, aws_ecr_pull_through_cache_rule.ecr_public]
 }
 
 # A replay: job version N+1 recomputes from a savepoint beside version N, in services of its own
@@ -309,9 +318,9 @@ module "replay" {
   execution_role_policies      = local.pull_through_cache_policy
   egress_https_cidr_blocks     = local.egress_https_cidr_blocks
   egress_https_prefix_list_ids = local.egress_https_prefix_list_ids
+  network_ready                = local.network_ready
   tags                         = local.tags
 
-  depends_on = [aws_route.private_to_nat, aws_vpc_endpoint.s3, aws_vpc_endpoint.interface, aws_vpc_security_group_ingress_rule.endpoints, aws_ecr_pull_through_cache_rule.ecr_public]
 }
 
 output "store_uri" {

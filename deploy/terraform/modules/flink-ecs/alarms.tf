@@ -1,7 +1,12 @@
-# Alarms: a deployment that failed, a deployment that hangs IN_PROGRESS (the circuit breaker counts
-# failed launches, not time, so it never fires on a hang), a job that is not running, restarts in a
-# loop, checkpoints that stopped, a reader falling behind the stream, work done twice (collapsed
-# parts), and any divergence the sink reports.
+# Alarms page for trouble only: a deployment that failed, a deployment that hangs IN_PROGRESS (the
+# circuit breaker counts failed launches, not time, so it never fires on a hang), a job not running
+# past its replacement budget, restarts in a loop, checkpoints that stopped, a completion pointer that
+# stopped, dead letters above a rate, a reader falling behind the stream, and any divergence the sink
+# reports. Work done twice (collapsed parts) is how the design absorbs a restart: a metric and a
+# line on the dashboard, never a page.
+#
+# treat_missing_data is chosen per alarm, with the reason beside it. A JobManager that reports
+# nothing is the job-not-running alarm's case alone, so the others do not page a second time for it.
 
 locals {
   create_topic = var.alarm_topic_arn == ""
@@ -214,17 +219,19 @@ resource "aws_cloudwatch_metric_alarm" "divergence" {
   evaluation_periods  = 1
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = [local.alarm_topic_arn]
+  # The filter writes a datapoint only when the TaskManagers log: no log, no divergence logged.
+  treat_missing_data = "notBreaching"
+  alarm_actions      = [local.alarm_topic_arn]
 }
 
 # --- The job's health, from Flink's own metrics (the metrics sidecar, main.tf) ----------------------
 
-# Not RUNNING (created, restarting, failing, suspended), or no JobManager reporting at all.
+# Not RUNNING (created, restarting, failing, suspended) past the replacement budget's worst case, or
+# no JobManager reporting for as long.
 resource "aws_cloudwatch_metric_alarm" "job_not_running" {
   count               = var.metrics ? 1 : 0
   alarm_name          = "${var.name}-job-not-running"
-  alarm_description   = "The job has not been RUNNING for ${local.job_down_alarm_minutes} minutes (a JobManager replacement is budgeted at ${local.jobmanager_replacement_budget_seconds} s), or the JobManager reports nothing. Check the JobManager's log (/ecs/${var.name}/jobmanager) and 'snapshots submit' in it."
+  alarm_description   = "The job has not been RUNNING for ${local.job_down_alarm_minutes} minutes (a JobManager replacement takes ${local.jobmanager_replacement_budget_seconds} s by its budget, ${local.jobmanager_replacement_worst_seconds} s at worst), or (INSUFFICIENT_DATA) the JobManager has reported nothing for as long. Check the JobManager service's events and log (/ecs/${var.name}/jobmanager) and 'snapshots submit' in it."
   namespace           = local.metric_namespace
   metric_name         = local.flink_metrics.running_time
   dimensions          = { cluster = var.name }
@@ -234,14 +241,19 @@ resource "aws_cloudwatch_metric_alarm" "job_not_running" {
   datapoints_to_alarm = local.job_down_alarm_minutes
   comparison_operator = "LessThanThreshold"
   threshold           = 1
-  treat_missing_data  = "breaching"
-  alarm_actions       = [local.alarm_topic_arn]
-  ok_actions          = [local.alarm_topic_arn]
+  # Missing data is not a breach: created before the first JobManager reports (a first deploy), the
+  # alarm stays INSUFFICIENT_DATA, which is its initial state and pages nobody. Once reported, a
+  # JobManager that reports nothing for the whole evaluation range moves it to INSUFFICIENT_DATA,
+  # and that transition pages (insufficient_data_actions): silence past the budget is trouble.
+  treat_missing_data        = "missing"
+  alarm_actions             = [local.alarm_topic_arn]
+  insufficient_data_actions = [local.alarm_topic_arn]
+  ok_actions                = [local.alarm_topic_arn]
 
   lifecycle {
     precondition {
-      condition     = local.job_down_alarm_minutes * 60 > local.jobmanager_replacement_budget_seconds
-      error_message = "job_down_alarm_minutes (${local.job_down_alarm_minutes}) would fire during a routine JobManager replacement, budgeted at ${local.jobmanager_replacement_budget_seconds} s; leave it unset to derive it from the budget."
+      condition     = local.job_down_alarm_minutes * 60 > local.jobmanager_replacement_worst_seconds
+      error_message = "job_down_alarm_minutes (${local.job_down_alarm_minutes}) would fire during a routine JobManager replacement, at worst ${local.jobmanager_replacement_worst_seconds} s (budget ${local.jobmanager_replacement_budget_seconds} s); leave it unset to derive it from the budget."
     }
   }
 }
@@ -277,36 +289,67 @@ resource "aws_cloudwatch_metric_alarm" "job_restarting" {
   }
 }
 
-# Checkpoints bound what a restart redoes and carry the committables: none completing means the
-# sink publishes nothing and the next restart goes back further. The id carries on across
-# JobManagers; a minute without a higher one is a minute without a completed checkpoint.
-resource "aws_cloudwatch_metric_alarm" "checkpoints_stalled" {
-  count               = var.metrics ? 1 : 0
-  alarm_name          = "${var.name}-checkpoints-stalled"
-  alarm_description   = "No checkpoint completed for ${var.checkpoint_alarm_minutes} minutes. Check the failed checkpoints (REST /jobs/<id>/checkpoints), the JobManager's log, S3 access to the checkpoint prefix and backpressure."
-  evaluation_periods  = var.checkpoint_alarm_minutes
-  datapoints_to_alarm = var.checkpoint_alarm_minutes
+# Two values must keep moving while the job reports; a minute without a higher one is a minute
+# without progress:
+# - the newest completed checkpoint's id. Checkpoints bound what a restart redoes and carry the
+#   committables: none completing means the sink publishes nothing and the next restart goes back
+#   further. The id carries on across JobManagers (the count of completed ones does not);
+# - the completion pointer (every window up to it has all its parts), which moves once per window.
+#   One that does not move is a window that never became whole: a bucket that never publishes, a
+#   pointer write the store refuses, or a watermark held back (an idle shard; a stream that goes
+#   quiet stops the pointer too, so raise pointer_alarm_minutes for one that does). The series is
+#   the largest of the job's pointers (its snapshots' and its dead letters').
+locals {
+  stalls = {
+    checkpoints = {
+      minutes     = var.checkpoint_alarm_minutes
+      metric      = local.flink_metrics.last_checkpoint_id
+      label       = "Checkpoints completed in the minute"
+      description = "No checkpoint completed for ${var.checkpoint_alarm_minutes} minutes. Check the failed checkpoints (REST /jobs/<id>/checkpoints), the JobManager's log, S3 access to the checkpoint prefix and backpressure."
+    }
+    pointer = {
+      minutes     = var.pointer_alarm_minutes
+      metric      = local.flink_metrics.complete_through
+      label       = "Milliseconds the completion pointer moved in the minute"
+      description = "The completion pointer of ${var.name} has not moved for ${var.pointer_alarm_minutes} minutes while the job reports: no window became whole. Check the sink's log for progress failures, 'snapshots inspect' for the window that waits and its missing parts, and the sources' watermarks (an idle shard)."
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "stalled" {
+  for_each            = var.metrics ? local.stalls : {}
+  alarm_name          = "${var.name}-${each.key}-stalled"
+  alarm_description   = each.value.description
+  evaluation_periods  = each.value.minutes
+  datapoints_to_alarm = each.value.minutes
   comparison_operator = "LessThanOrEqualToThreshold"
   threshold           = 0
-  treat_missing_data  = "breaching"
-  alarm_actions       = [local.alarm_topic_arn]
-  ok_actions          = [local.alarm_topic_arn]
+  # A JobManager that reports nothing is the job-not-running alarm's case, and one that has not
+  # reported yet (a first deploy) is no stall: a reported value that does not move is.
+  treat_missing_data = "notBreaching"
+  alarm_actions      = [local.alarm_topic_arn]
+  ok_actions         = [local.alarm_topic_arn]
   metric_query {
-    id = "checkpoint"
+    id = "value"
     metric {
       namespace   = local.metric_namespace
-      metric_name = local.flink_metrics.last_checkpoint_id
+      metric_name = each.value.metric
       dimensions  = { cluster = var.name }
       stat        = "Maximum"
       period      = 60
     }
   }
   metric_query {
-    id          = "completed"
-    expression  = "DIFF(checkpoint)"
-    label       = "Checkpoints completed in the minute"
+    id          = "moved"
+    expression  = "DIFF(value)"
+    label       = each.value.label
     return_data = true
   }
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.checkpoints_stalled[0]
+  to   = aws_cloudwatch_metric_alarm.stalled["checkpoints"]
 }
 
 # --- The stream and the output -----------------------------------------------------------------
@@ -351,48 +394,68 @@ resource "aws_cloudwatch_metric_alarm" "read_throttled" {
   datapoints_to_alarm = 5
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = [local.alarm_topic_arn]
+  # Kinesis writes a datapoint only for a minute with calls: none, none throttled.
+  treat_missing_data = "notBreaching"
+  alarm_actions      = [local.alarm_topic_arn]
 }
 
-# One page per consumer: its own lag beside the stream's (the oldest of all consumers) and the
-# stream's throttling.
+# One page per consumer: its own lag beside the stream's (the oldest of all consumers), the stream's
+# throttling, and what the sink did: parts collapsed (a restart's recomputed windows, charted here
+# instead of paging), divergences, the completion pointer and the dead letters.
+locals {
+  dashboard_widgets = [
+    {
+      title = "${var.name} (v${var.job_version}): milliseconds behind the stream"
+      stat  = "Maximum"
+      metrics = [
+        [local.metric_namespace, local.flink_metrics.millis_behind_latest, "cluster", var.name, { label = "this job's readers" }],
+        ["AWS/Kinesis", "GetRecords.IteratorAgeMilliseconds", "StreamName", local.stream_name, { label = "the stream, oldest of all consumers" }],
+      ]
+    },
+    {
+      title = "${local.stream_name}: GetRecords calls throttled, records read"
+      stat  = "Sum"
+      metrics = [
+        ["AWS/Kinesis", "ReadProvisionedThroughputExceeded", "StreamName", local.stream_name],
+        ["AWS/Kinesis", "GetRecords.Records", "StreamName", local.stream_name, { yAxis = "right" }],
+      ]
+    },
+    {
+      title  = "${var.name}: parts collapsed into existing objects (a restart recomputing; no page), divergences"
+      stat   = "Sum"
+      period = 300
+      metrics = [
+        [local.metric_namespace, "PartsCollapsed", { label = "parts collapsed in 5 minutes" }],
+        [local.metric_namespace, "Divergences", { label = "divergences (paged)" }],
+      ]
+    },
+    {
+      title = "${var.name}: completion pointer, dead letters per minute"
+      stat  = "Maximum"
+      metrics = [
+        [local.metric_namespace, local.flink_metrics.complete_through, "cluster", var.name, { id = "pointer", visible = false }],
+        [{ expression = "(EPOCH(pointer) * 1000 - pointer) / 60000", label = "minutes the pointer is behind now", id = "behind" }],
+        [local.metric_namespace, local.dead_letter_rate_metric, "cluster", var.name, { id = "letters", visible = false }],
+        [{ expression = "letters * 60", label = "dead letters per minute", id = "per_minute", yAxis = "right" }],
+      ]
+    },
+  ]
+}
+
 resource "aws_cloudwatch_dashboard" "consumer" {
   dashboard_name = var.name
+  # Two widgets a row, each a minute a point unless it says otherwise.
   dashboard_body = jsonencode({
-    widgets = [
-      {
-        type = "metric", x = 0, y = 0, width = 12, height = 6
-        properties = {
-          title  = "${var.name} (v${var.job_version}): milliseconds behind the stream"
-          region = data.aws_region.current.name
-          stat   = "Maximum"
-          period = 60
-          metrics = [
-            [local.metric_namespace, local.flink_metrics.millis_behind_latest, "cluster", var.name, { label = "this job's readers" }],
-            ["AWS/Kinesis", "GetRecords.IteratorAgeMilliseconds", "StreamName", local.stream_name, { label = "the stream, oldest of all consumers" }],
-          ]
-        }
-      },
-      {
-        type = "metric", x = 12, y = 0, width = 12, height = 6
-        properties = {
-          title  = "${local.stream_name}: GetRecords calls throttled, records read"
-          region = data.aws_region.current.name
-          stat   = "Sum"
-          period = 60
-          metrics = [
-            ["AWS/Kinesis", "ReadProvisionedThroughputExceeded", "StreamName", local.stream_name],
-            ["AWS/Kinesis", "GetRecords.Records", "StreamName", local.stream_name, { yAxis = "right" }],
-          ]
-        }
-      },
-    ]
+    widgets = [for i, w in local.dashboard_widgets : {
+      type       = "metric", x = (i % 2) * 12, y = floor(i / 2) * 6, width = 12, height = 6
+      properties = merge({ region = local.region, period = 60 }, w)
+    }]
   })
 }
 
 # A part that collapsed into an existing object is work started more than once: a restart that
-# re-committed its checkpoint's parts, or a second instance of the job. The committer logs one
+# re-committed its checkpoint's parts (normal: the design absorbs restarts so), or a second instance
+# of the job. Counted and charted (the dashboard), not alarmed on. The committer logs one
 # "Collapsed <key> into the existing object" line per increment of its partsCollapsed counter; the
 # log is what is counted here, because the counter itself is one series per committer subtask that
 # starts again from 0 at every restart: CloudWatch can neither sum its increases over subtasks it
@@ -409,22 +472,42 @@ resource "aws_cloudwatch_log_metric_filter" "collapsed" {
   }
 }
 
-resource "aws_cloudwatch_metric_alarm" "collapsed" {
-  alarm_name          = "${var.name}-parts-collapsed"
-  alarm_description   = "More than ${var.collapsed_parts_threshold} parts collapsed into existing objects in 5 minutes: the same windows were computed more than once (a restart from a checkpoint, or two instances of the job). Expected once after a restart; repeated, look for a second JobManager or job."
-  namespace           = local.metric_namespace
-  metric_name         = "PartsCollapsed"
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = var.collapsed_parts_threshold
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = [local.alarm_topic_arn]
-}
 
 # The alarm gained a count (var.metrics): it now reads the job's own metric.
 moved {
   from = aws_cloudwatch_metric_alarm.stream_lag
   to   = aws_cloudwatch_metric_alarm.stream_lag[0]
+}
+
+# Records the job cannot read become dead letters (kept under _deadletter/). A few are a producer's
+# slip; a steady rate is a producer that sends what the job cannot read, and data missing from the
+# snapshots. The rate is the dead letters' assembler's input (metric_relabel_configs, main.tf).
+resource "aws_cloudwatch_metric_alarm" "dead_letters" {
+  count             = var.metrics ? 1 : 0
+  alarm_name        = "${var.name}-dead-letters"
+  alarm_description = "More than ${var.dead_letter_alarm_per_minute} records a minute became dead letters in each of the last ${var.dead_letter_alarm_minutes} minutes: a producer sends what the job cannot read, and those records are not in the snapshots. 'snapshots audit' counts them by reason; they are under _deadletter/ in the store."
+  namespace         = local.metric_namespace
+  metric_name       = local.dead_letter_rate_metric
+  dimensions        = { cluster = var.name }
+  # A per-second rate over the last minute, from the one subtask that assembles them (one bucket).
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = var.dead_letter_alarm_minutes
+  datapoints_to_alarm = var.dead_letter_alarm_minutes
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.dead_letter_alarm_per_minute / 60
+  # The rate has a datapoint only once a dead letter has passed (Flink registers the operator's
+  # metric with the job; a job without dead letters has none), and a silent JobManager is the
+  # job-not-running alarm's case.
+  treat_missing_data = "notBreaching"
+  alarm_actions      = [local.alarm_topic_arn]
+  ok_actions         = [local.alarm_topic_arn]
+}
+
+# The collapsed-parts alarm of earlier versions paged on how the design absorbs every restart.
+removed {
+  from = aws_cloudwatch_metric_alarm.collapsed
+  lifecycle {
+    destroy = true
+  }
 }

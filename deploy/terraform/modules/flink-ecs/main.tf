@@ -294,12 +294,21 @@ locals {
     scrape_configs = [{
       job_name       = "flink"
       static_configs = [{ targets = ["localhost:9249"], labels = { cluster = var.name } }]
-      # Only what the alarms and the dashboards read is kept: Flink exposes hundreds of series.
-      metric_relabel_configs = [{
-        source_labels = ["__name__"]
-        regex         = join("|", local.exported_metrics)
-        action        = "keep"
-      }]
+      metric_relabel_configs = [
+        {
+          source_labels = ["__name__", "operator_name"]
+          regex         = "flink_taskmanager_job_task_operator_numRecordsInPerSecond;${local.dead_letter_assembler}"
+          target_label  = "__name__"
+          replacement   = local.dead_letter_rate_metric
+          action        = "replace"
+        },
+        # Only what the alarms and the dashboards read is kept: Flink exposes hundreds of series.
+        {
+          source_labels = ["__name__"]
+          regex         = join("|", local.exported_metrics)
+          action        = "keep"
+        },
+      ]
     }]
   })
   metric_namespace = "Snapshots/${var.name}"
@@ -326,8 +335,15 @@ locals {
     # The Kinesis source's readers: how far behind the shard's tip their last GetRecords was, the
     # largest over the reader's shards (this job's own view of the stream).
     millis_behind_latest = "flink_taskmanager_job_task_operator_millisBehindLatest"
+    # The completion pointer's operator: the end of the last window whose parts are all published.
+    complete_through = "flink_taskmanager_job_task_operator_completeThroughMillis"
   }
-  exported_metrics = values(local.flink_metrics)
+  # Every operator has a numRecordsInPerSecond; the dead letters' assembler's (operator
+  # 'dead-letter-parts', which every dead letter passes) is the dead-letter rate, kept under a name
+  # of its own so that one series holds it.
+  dead_letter_assembler   = "dead-letter-parts"
+  dead_letter_rate_metric = "snapshots_deadLetters_perSecond"
+  exported_metrics        = concat(values(local.flink_metrics), [local.dead_letter_rate_metric])
   cloudwatch_agent_config = jsonencode({
     # Fargate has no instance metadata to take the region from.
     agent = { region = data.aws_region.current.name }
@@ -420,19 +436,25 @@ locals {
   }
 
   # Keeps scale-in protection on while the job runs; checkpoints and lets go when ECS wants the
-  # task. Not essential (the TaskManager must not die with it), and restarted in place if it dies;
-  # exit 0 is its own decision to let go (it released protection), which a restart would undo.
+  # task. Not essential (the TaskManager must not die with it), and restarted in place whenever it
+  # exits, a let-go (exit 0) included: a task ECS then does not stop (a deployment rolled back, a
+  # scale-in called off) must not run on unprotected for the rest of its life. A let-go within
+  # restartAttemptPeriod of its start is not restarted (ECS' rule), which ends a let-go loop.
+  # Each start draws its stretch of protection between 6 and 10 minutes (the command line's
+  # default is 10): TaskManagers that started together (a job's start, a rollout) hand over at
+  # different times, so a waiting deployment takes them one by one rather than all at once.
+  protect_command = "exec ${join(" ", [for a in local.cli_entry_point : "'${a}'"])} protect --rest \"$SNAPSHOTS_REST\" --max-protected-minutes $((6 + RANDOM % 5))"
   protect_extras = { for k, v in {
-    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, [local.image_entrypoint]) : []
+    entryPoint = local.rest_tls ? concat(local.rest_tls_entry_point, local.protect_container.entryPoint) : []
     secrets    = local.rest_tls_secrets
   } : k => v if length(v) > 0 }
   protect_container = {
     name          = "protect"
     image         = var.image
     essential     = false
-    command       = ["protect"]
+    entryPoint    = ["bash", "-c", local.protect_command]
     memory        = var.cli_memory
-    restartPolicy = merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })
+    restartPolicy = local.sidecar_restart_policy
     environment = [
       { name = "AWS_REGION", value = data.aws_region.current.name },
       { name = "SNAPSHOTS_REST", value = local.jobmanager_rest },
@@ -537,7 +559,12 @@ resource "aws_ecs_service" "flink" {
   propagate_tags = "SERVICE"
   tags           = merge(var.tags, { (local.service_tag) = local.service_names[each.key] })
   # A task started before its roles have their policies fails its first calls.
-  depends_on = [aws_iam_role_policy.task, aws_iam_role_policy_attachment.execution, aws_iam_role_policy.execution]
+  depends_on = [aws_iam_role_policy.task, aws_iam_role_policy_attachment.execution, aws_iam_role_policy.execution, terraform_data.network_ready]
+}
+
+# What the caller says the tasks' way out needs; the services wait for it.
+resource "terraform_data" "network_ready" {
+  input = var.network_ready
 }
 
 resource "aws_cloudwatch_log_group" "flink" {

@@ -103,6 +103,11 @@ output "stream_name" {
 }
 
 output "jobmanager_replacement_budget_seconds" {
-  description = "How long a JobManager replacement may keep the job down (README, \"JobManager replacement on Fargate\"); the job-not-running alarm waits longer."
+  description = "How long a JobManager replacement keeps the job down by its budget (README, \"JobManager replacement on Fargate\")."
   value       = local.jobmanager_replacement_budget_seconds
+}
+
+output "jobmanager_replacement_worst_seconds" {
+  description = "How long a JobManager replacement can keep the job down at worst (README, \"JobManager replacement on Fargate\"); the job-not-running alarm waits longer."
+  value       = local.jobmanager_replacement_worst_seconds
 }

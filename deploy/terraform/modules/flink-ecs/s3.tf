@@ -268,3 +268,23 @@ moved {
   from = aws_s3_bucket_lifecycle_configuration.snapshots
   to   = aws_s3_bucket_lifecycle_configuration.snapshots[0]
 }
+
+# The bucket the job writes to must refuse a second create of a published object: the write-once
+# rule above, which a bucket given by existing_bucket must have too. A check (a warning, not an
+# error: the plan's own credentials may not read bucket policies) reads the policy of the bucket in
+# use, once it exists. Whatever the plan could see, the job's start probes the store itself
+# (StoreConformance.require) and refuses one that accepts a second create-if-absent.
+check "the_bucket_is_write_once" {
+  data "aws_s3_bucket_policy" "in_use" {
+    bucket = local.bucket
+    # The module's own bucket is read once its policy is in place.
+    depends_on = [aws_s3_bucket_policy.snapshots]
+  }
+  assert {
+    # The module's own policy is asserted by its tests; a plan that creates it cannot read it yet.
+    condition = local.create_bucket ? true : anytrue([for st in try(jsondecode(data.aws_s3_bucket_policy.in_use.policy).Statement, []) :
+      try(st.Effect, "") == "Deny" && contains(flatten([try(st.Action, [])]), "s3:PutObject") && try(st.Condition.Null["s3:if-none-match"], "") == "true"
+    ])
+    error_message = "The policy of bucket ${local.bucket} has no write-once rule (a Deny of s3:PutObject without If-None-Match): a second execution could replace a published object. Give it the module's bucket policy (README, \"The bucket\")."
+  }
+}

@@ -142,7 +142,7 @@ variable "existing_stream_arn" {
 }
 
 variable "existing_bucket" {
-  description = "Write to this bucket instead of creating one. The module then manages none of its settings: it must have what the module would give it (versioning, the write-once policy, the lifecycle rules; README)."
+  description = "Write to this bucket instead of creating one. The module then manages none of its settings: it must have what the module would give it (versioning, the write-once policy, the lifecycle rules; README). The plan warns when its policy has no write-once rule (a check, when the plan may read the policy), and the job refuses at start a store that accepts a second create-if-absent."
   type        = string
   default     = ""
 }
@@ -203,6 +203,12 @@ variable "operator_security_group_ids" {
     condition     = alltrue([for id in var.operator_security_group_ids : startswith(id, "sg-")])
     error_message = "operator_security_group_ids takes security group ids (sg-...), never address ranges."
   }
+}
+
+variable "network_ready" {
+  description = "Ids of what the tasks' way out needs (VPC endpoints and their security group's rules, a NAT route, a pull-through cache rule): the services start after them, so the first image pulls do not fail and trip the circuit breaker. An input, not the module's depends_on, which would hold every data source of the module back to apply."
+  type        = list(string)
+  default     = []
 }
 
 variable "execution_role_policies" {
@@ -378,12 +384,12 @@ variable "metrics" {
 }
 
 variable "cloudwatch_agent_image" {
-  description = "The CloudWatch agent image of the metrics sidecar, pinned to a version tag or a digest: a moving tag changes the sidecar under a running deployment. Tasks without internet access (VPC endpoints only) need a copy in ECR, e.g. through a pull-through cache (examples/complete does this)."
+  description = "The CloudWatch agent image of the metrics sidecar, pinned by digest (…@sha256:…, with or without a tag before it): a tag can be moved to other content under a running deployment, a digest cannot. Tasks without internet access (VPC endpoints only) need a copy in ECR, e.g. through a pull-through cache (examples/complete does this). The default is the x86-64 image of version 1.300071.0b1720 (the tasks run on Fargate's X86_64)."
   type        = string
-  default     = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:1.300062.0b1304"
+  default     = "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:1.300071.0b1720-amd64@sha256:f5680928b37cd5afacb5fd3de1b7ef7bfba57976f4f8b4227b49615467460cf2"
   validation {
-    condition     = can(regex("(@sha256:[0-9a-f]{64}|:[0-9]+\\.[0-9][^:/@]*)$", var.cloudwatch_agent_image))
-    error_message = "cloudwatch_agent_image must be pinned: a version tag (…:1.300062.0b1304) or a digest (…@sha256:…), not latest or no tag."
+    condition     = can(regex("@sha256:[0-9a-f]{64}$", var.cloudwatch_agent_image))
+    error_message = "cloudwatch_agent_image must be pinned by digest (…/cloudwatch-agent:1.300071.0b1720-amd64@sha256:<64 hex digits>): a tag, latest or a version, can move."
   }
 }
 
@@ -431,10 +437,26 @@ variable "iterator_age_alarm_minutes" {
   default     = 10
 }
 
-variable "collapsed_parts_threshold" {
-  description = "Alarm when more parts than this collapsed into existing objects within 5 minutes: the same work was started more than once (a restart, or a second instance)."
+variable "pointer_alarm_minutes" {
+  description = "Alarm when the completion pointer has not moved for this many minutes while the job reports (no window became whole). Keep it several windows long: the pointer moves once per window, after the window's lateness; a stream that goes quiet stops it too."
   type        = number
-  default     = 0
+  default     = 30
+  validation {
+    condition     = var.pointer_alarm_minutes >= 5
+    error_message = "pointer_alarm_minutes must be at least 5: the pointer moves once per window."
+  }
+}
+
+variable "dead_letter_alarm_per_minute" {
+  description = "Alarm when more records than this a minute become dead letters, in each of dead_letter_alarm_minutes minutes."
+  type        = number
+  default     = 60
+}
+
+variable "dead_letter_alarm_minutes" {
+  description = "How many consecutive minutes the dead letters must stay above dead_letter_alarm_per_minute before the alarm pages: a rate, not a single bad record."
+  type        = number
+  default     = 10
 }
 
 variable "deployment_alarm_minutes" {

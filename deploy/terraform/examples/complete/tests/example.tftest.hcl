@@ -22,6 +22,10 @@ run "nothing_reaches_the_rest_api_from_an_address_range" {
     error_message = "The endpoints' group admits HTTPS from the VPC only, in a rule resource (the tasks' own group is the module's test)."
   }
   assert {
+    condition     = length(local.network_ready) == 3 + length(local.endpoint_services)
+    error_message = "The module's services start after the S3 gateway, the interface endpoints, their security group's rule and the pull-through cache (its network_ready): the first image pulls must find their way out."
+  }
+  assert {
     condition     = local.egress_https_cidr_blocks == ["10.42.0.0/16"] && length(local.egress_https_prefix_list_ids) == 1
     error_message = "Without a NAT gateway the tasks reach the interface endpoints in the VPC and S3 through its gateway, nothing else."
   }
@@ -34,8 +38,8 @@ run "nothing_reaches_the_rest_api_from_an_address_range" {
     error_message = "ECS Exec and task protection reach AWS without a NAT."
   }
   assert {
-    condition     = endswith(local.cloudwatch_agent_image, "/snapshots-ecr-public/cloudwatch-agent/cloudwatch-agent:1.300062.0b1304")
-    error_message = "The agent comes through the pull-through cache, pinned."
+    condition     = endswith(local.cloudwatch_agent_image, "/snapshots-ecr-public/cloudwatch-agent/cloudwatch-agent:1.300071.0b1720-amd64@sha256:f5680928b37cd5afacb5fd3de1b7ef7bfba57976f4f8b4227b49615467460cf2")
+    error_message = "The agent comes through the pull-through cache, pinned by digest."
   }
   assert {
     condition     = length(module.replay) == 0

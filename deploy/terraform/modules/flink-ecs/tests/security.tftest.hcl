@@ -113,10 +113,6 @@ run "no_statement_grants_every_action_of_a_service" {
     ], st.Sid)]]))
     error_message = "A resource of * only where IAM offers nothing narrower: SSM's message channels and the log group lookup of ECS Exec, ListTasks (under an ecs:cluster condition)."
   }
-  assert {
-    condition     = !strcontains(join("", [for p in aws_iam_role_policy.task : p.policy]), ":key/*")
-    error_message = "The key is granted by its ARN, never key/*."
-  }
 }
 
 run "operators_may_run_their_own_task_with_its_own_role_only" {
@@ -393,5 +389,153 @@ run "an_inline_script_within_64_kib_is_planned_and_hidden" {
   assert {
     condition     = issensitive(aws_ecs_task_definition.flink["jobmanager"].container_definitions)
     error_message = "sql_script is sensitive: the plan shows no script."
+  }
+}
+
+run "the_protect_sidecar_restarts_after_a_let_go_and_spreads_its_stretches" {
+  command = plan
+
+  assert {
+    condition = ([for c in jsondecode(aws_ecs_task_definition.flink["taskmanager"].container_definitions) : [c.essential, c.restartPolicy] if c.name == "protect"]
+    == [[false, { enabled = true, restartAttemptPeriod = 60 }]])
+    error_message = "Not essential (the TaskManager does not die with it), and restarted whatever its exit code, a let-go's 0 included: a task ECS then keeps must not run on unprotected."
+  }
+  assert {
+    condition     = [for c in jsondecode(aws_ecs_task_definition.flink["taskmanager"].container_definitions) : c.entryPoint if c.name == "protect"] == [["bash", "-c", "exec 'java' '-cp' '/opt/flink/lib/*:/opt/snapshots/snapshots-cli.jar' 'dev.snapshots.cli.Cli' protect --rest \"$SNAPSHOTS_REST\" --max-protected-minutes $((6 + RANDOM % 5))"]]
+    error_message = "Each start draws its stretch of protection between 6 and 10 minutes, so TaskManagers started together hand over at different times."
+  }
+}
+
+run "the_bucket_in_use_must_be_write_once" {
+  command = plan
+  variables {
+    name                  = "snap-replay"
+    existing_bucket       = "snap-bucket"
+    existing_stream_arn   = "arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"
+    existing_cluster_name = "snap"
+  }
+  # A bucket whose policy only asks for TLS.
+  override_data {
+    target = data.aws_s3_bucket_policy.in_use
+    values = { policy = "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"DenyInsecureTransport\",\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:*\",\"Resource\":[\"arn:aws:s3:::snap-bucket\",\"arn:aws:s3:::snap-bucket/*\"],\"Condition\":{\"Bool\":{\"aws:SecureTransport\":\"false\"}}}]}" }
+  }
+  expect_failures = [check.the_bucket_is_write_once]
+}
+
+run "a_bucket_with_the_write_once_rule_passes_the_check" {
+  command = plan
+  variables {
+    name                  = "snap-replay"
+    existing_bucket       = "snap-bucket"
+    existing_stream_arn   = "arn:aws:kinesis:eu-west-1:123456789012:stream/snap-events"
+    existing_cluster_name = "snap"
+  }
+
+  # A failed check fails the run: the mock's policy is the write-once rule as GetBucketPolicy
+  # returns it, and the check reads the given bucket's.
+  assert {
+    condition     = local.bucket == "snap-bucket" && length(aws_s3_bucket_policy.snapshots) == 0
+    error_message = "The given bucket is used, its policy left to its owner."
+  }
+}
+
+run "the_alarm_topic_is_encrypted_and_admits_this_accounts_alarms_and_rules_only" {
+  command = plan
+
+  assert {
+    condition = ({ for st in jsondecode(aws_sns_topic_policy.alarms[0].policy).Statement : st.Principal.Service => [st.Effect, st.Action, st.Resource, st.Condition] } == {
+      for service, source in {
+        "cloudwatch.amazonaws.com" = "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:snap-*"
+        "events.amazonaws.com"     = "arn:aws:events:eu-west-1:123456789012:rule/snap-*"
+      } : service => ["Allow", "sns:Publish", "arn:aws:sns:eu-west-1:123456789012:snap-alarms", { StringEquals = { "aws:SourceAccount" = "123456789012" }, ArnLike = { "aws:SourceArn" = source } }]
+    })
+    error_message = "CloudWatch alarms and EventBridge rules of this account and instance may publish, nothing else (aws:SourceAccount, aws:SourceArn)."
+  }
+  assert {
+    condition     = aws_sns_topic.alarms[0].kms_master_key_id == aws_kms_key.alarms[0].arn && aws_kms_key.alarms[0].enable_key_rotation
+    error_message = "Without a key of the caller's, the topic is encrypted under a key of the module's (the AWS-managed SNS key admits no alarm)."
+  }
+  assert {
+    condition = ([for st in jsondecode(aws_kms_key.alarms[0].policy).Statement : st if st.Sid == "AlarmsAndRulesPublish"] == [{
+      Sid       = "AlarmsAndRulesPublish"
+      Effect    = "Allow"
+      Principal = { Service = ["cloudwatch.amazonaws.com", "events.amazonaws.com"] }
+      Action    = ["kms:Decrypt", "kms:GenerateDataKey*"]
+      Resource  = "*"
+      Condition = { StringEquals = { "aws:SourceAccount" = "123456789012" } }
+    }])
+    error_message = "The topic's key lets this account's alarms and rules encrypt to it."
+  }
+  assert {
+    condition     = [for st in jsondecode(aws_iam_role_policy.deployment_watch.policy).Statement : st.Resource if st.Sid == "EncryptForTheTopic"] == [[aws_kms_key.alarms[0].arn]]
+    error_message = "The deployment watch publishes with the topic's key, that key only."
+  }
+  assert {
+    condition     = alltrue([for g in aws_cloudwatch_log_group.flink : g.kms_key_id == null]) && aws_kinesis_stream.events[0].kms_key_id == "alias/aws/kinesis" && [for r in aws_s3_bucket_server_side_encryption_configuration.snapshots[0].rule : r.apply_server_side_encryption_by_default[0].sse_algorithm] == ["aws:kms"]
+    error_message = "Without kms_key_arn: the bucket and the stream under AWS-managed keys, the log groups under CloudWatch Logs' own encryption."
+  }
+  assert {
+    condition     = !strcontains(join("", [for p in aws_iam_role_policy.task : p.policy]), "kms:")
+    error_message = "AWS-managed keys admit the account's principals through their service: no role gets a KMS right."
+  }
+}
+
+run "a_customer_managed_key_encrypts_everything_and_is_granted_by_its_arn" {
+  command = plan
+  variables {
+    kms_key_arn     = "arn:aws:kms:eu-west-1:123456789012:key/1a2b3c4d-5e6f-4a5b-8c7d-9e8f7a6b5c4d"
+    execute_command = true
+  }
+
+  assert {
+    condition = (alltrue([for g in aws_cloudwatch_log_group.flink : g.kms_key_id == var.kms_key_arn])
+      && aws_kinesis_stream.events[0].kms_key_id == var.kms_key_arn
+      && [for r in aws_s3_bucket_server_side_encryption_configuration.snapshots[0].rule : r.apply_server_side_encryption_by_default[0].kms_master_key_id] == [var.kms_key_arn]
+      && aws_sns_topic.alarms[0].kms_master_key_id == var.kms_key_arn && length(aws_kms_key.alarms) == 0
+    && aws_ecs_cluster.this[0].configuration[0].execute_command_configuration[0].kms_key_id == var.kms_key_arn)
+    error_message = "The bucket, the stream, every log group (ECS Exec's among them), the topic and ECS Exec's sessions are under the given key."
+  }
+  assert {
+    condition = ([for st in jsondecode(aws_iam_role_policy.task["jm"].policy).Statement : st if st.Sid == "UseTheKeyThroughS3AndKinesis"] == [{
+      Sid       = "UseTheKeyThroughS3AndKinesis"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt", "kms:GenerateDataKey"]
+      Resource  = ["arn:aws:kms:eu-west-1:123456789012:key/1a2b3c4d-5e6f-4a5b-8c7d-9e8f7a6b5c4d"]
+      Condition = { StringEquals = { "kms:ViaService" = ["s3.eu-west-1.amazonaws.com", "kinesis.eu-west-1.amazonaws.com"] } }
+    }])
+    error_message = "Flink may use that key, by its ARN (not key/*), through S3 and Kinesis only."
+  }
+  assert {
+    condition     = [for st in jsondecode(aws_iam_role_policy.task["read"].policy).Statement : st.Action if st.Sid == "UseTheKeyThroughS3AndKinesis"] == [["kms:Decrypt"]]
+    error_message = "The readers may only decrypt."
+  }
+}
+
+run "every_arn_follows_the_partition" {
+  command = plan
+  variables {
+    execute_command = true
+  }
+  override_data {
+    target = data.aws_partition.current
+    values = { partition = "aws-cn", dns_suffix = "amazonaws.com.cn" }
+  }
+
+  # The mocked resources' own ARNs (roles, log groups, the stream, the topic and its key, the state
+  # machine, the services) are the mock's, written for aws: left out; every ARN the module writes
+  # itself must be aws-cn.
+  assert {
+    condition = (!strcontains(replace(join("\n", concat(
+      [for p in aws_iam_role_policy.task : p.policy],
+      [for r in aws_iam_role.task : r.assume_role_policy],
+      [aws_iam_role_policy.deployment_watch.policy, aws_sns_topic_policy.alarms[0].policy, aws_kms_key.alarms[0].policy, aws_s3_bucket_policy.snapshots[0].policy],
+      [output.operator_read_policy_json, output.operator_lifecycle_policy_json, aws_sfn_state_machine.deployment_watch.definition, aws_iam_role_policy_attachment.execution.policy_arn],
+      )), "/arn:aws:(logs:eu-west-1:123456789012:log-group:|iam::123456789012:role/|kinesis:eu-west-1:123456789012:stream/|sns:eu-west-1:123456789012:snap-alarms|states:eu-west-1:123456789012:stateMachine:|kms:eu-west-1:123456789012:key/0b5e|ecs:eu-west-1:123456789012:service/)/", ""), "arn:aws:")
+    && strcontains(aws_iam_role_policy.task["tm"].policy, "arn:aws-cn:ecs:eu-west-1:123456789012:task/snap/*"))
+    error_message = "No ARN the module writes names the aws partition in aws-cn: they are built from data.aws_partition."
+  }
+  assert {
+    condition     = aws_iam_role_policy_attachment.execution.policy_arn == "arn:aws-cn:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy" && strcontains(aws_sfn_state_machine.deployment_watch.definition, "arn:aws-cn:states:::sns:publish") && strcontains(aws_s3_bucket_policy.snapshots[0].policy, "arn:aws-cn:s3:::snap-bucket")
+    error_message = "The managed policy, Step Functions' integrations and the bucket's ARNs follow the partition."
   }
 }

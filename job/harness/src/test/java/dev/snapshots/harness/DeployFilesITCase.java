@@ -472,13 +472,15 @@ class DeployFilesITCase {
         assertThat(local("containers").path("jobmanager").asText())
                 .contains("var.metrics ? [local.metrics_container]");
         JsonNode protect = local("protect_container");
-        assertThat(protect.path("command").get(0).asText()).isEqualTo("protect");
+        assertThat(protect.path("entryPoint").toString()).contains("local.protect_command");
+        assertThat(local("protect_command").asText())
+                .contains("protect --rest", "--max-protected-minutes $((6 + RANDOM % 5))");
         assertThat(protect.path("essential").asBoolean())
                 .as("the TaskManager does not die with it")
                 .isFalse();
         assertThat(protect.path("restartPolicy").asText())
-                .as("exit 0 is the sidecar letting go on purpose")
-                .isEqualTo("${merge(local.sidecar_restart_policy, { ignoredExitCodes = [0] })}");
+                .as("restarted after a let-go too: a task ECS keeps must not run unprotected")
+                .isEqualTo("${local.sidecar_restart_policy}");
         assertThat(protect.path("memory").asText()).isEqualTo("${var.cli_memory}");
         JsonNode policy = local("sidecar_restart_policy");
         assertThat(policy.path("enabled").asBoolean()).isTrue();
@@ -523,7 +525,9 @@ class DeployFilesITCase {
         assertThat(environment(local("metrics_container")))
                 .containsEntry("CW_CONFIG_CONTENT", "${local.cloudwatch_agent_config}")
                 .containsEntry("PROMETHEUS_CONFIG_CONTENT", "${local.prometheus_scrape_config}");
-        assertThat(local("exported_metrics").asText()).isEqualTo("${values(local.flink_metrics)}");
+        assertThat(local("exported_metrics").asText())
+                .isEqualTo(
+                        "${concat(values(local.flink_metrics), [local.dead_letter_rate_metric])}");
 
         // The reporter's rule: "flink_" + the group's logical scope joined with "_" + the name.
         AbstractMetricGroup<?> jobOnJobManager =
@@ -550,6 +554,19 @@ class DeployFilesITCase {
                 .isEqualTo(prometheusName(operator, "partsCollapsed"));
         assertThat(Files.readString(sinkSource("SnapshotCommitter.java")))
                 .contains("counter(\"partsCollapsed\")", "counter(\"partsCreated\")");
+        assertThat(names.path("complete_through").asText())
+                .as("the completion pointer's gauge")
+                .isEqualTo(prometheusName(operator, "completeThroughMillis"));
+        assertThat(Files.readString(sinkSource("PointerRecorder.java")))
+                .contains("gauge(\"completeThroughMillis\"");
+        // The dead-letter rate: the input rate of the operator the dead letters' sink assembles
+        // them in, renamed by the scrape.
+        assertThat(local("prometheus_scrape_config").asText())
+                .contains(
+                        prometheusName(operator, MetricNames.IO_NUM_RECORDS_IN_RATE)
+                                + ";${local.dead_letter_assembler}");
+        assertThat(Files.readString(sinkSource("CanonicalSnapshotSinkBuilder.java")))
+                .contains("\"" + local("dead_letter_assembler").asText() + "\"");
     }
 
     @Test
@@ -578,10 +595,12 @@ class DeployFilesITCase {
                 .isEqualTo("${local.flink_metrics.running_time}");
         assertThat(notRunning.path("comparison_operator").asText()).isEqualTo("LessThanThreshold");
         assertThat(notRunning.path("treat_missing_data").asText())
-                .as("no JobManager reporting is a job not running")
-                .isEqualTo("breaching");
+                .as("a first deploy pages nobody; a JobManager gone silent does (below)")
+                .isEqualTo("missing");
+        assertThat(notRunning.path("insufficient_data_actions").toString())
+                .contains("${local.alarm_topic_arn}");
         assertThat(notRunning.path("evaluation_periods").asText())
-                .as("derived from the JobManager replacement budget unless given")
+                .as("derived from the JobManager replacement's worst case unless given")
                 .isEqualTo("${local.job_down_alarm_minutes}");
 
         JsonNode restarting = resource("aws_cloudwatch_metric_alarm", "job_restarting");
@@ -593,17 +612,35 @@ class DeployFilesITCase {
         assertThat(restarting.path("evaluation_periods").asText())
                 .isEqualTo("${var.restart_alarm_minutes}");
 
-        JsonNode stalled = resource("aws_cloudwatch_metric_alarm", "checkpoints_stalled");
+        // Values that must keep moving: the newest checkpoint's id, the completion pointer.
+        JsonNode stalled = resource("aws_cloudwatch_metric_alarm", "stalled");
         assertThat(queries(stalled))
-                .containsEntry("checkpoint", "${local.flink_metrics.last_checkpoint_id}")
-                .containsEntry("completed", "DIFF(checkpoint)");
+                .containsEntry("value", "${each.value.metric}")
+                .containsEntry("moved", "DIFF(value)");
         assertThat(stalled.path("comparison_operator").asText())
                 .isEqualTo("LessThanOrEqualToThreshold");
-        assertThat(stalled.path("evaluation_periods").asText())
+        assertThat(stalled.path("evaluation_periods").asText()).isEqualTo("${each.value.minutes}");
+        JsonNode stalls = local("stalls");
+        assertThat(stalls.path("checkpoints").path("metric").asText())
+                .isEqualTo("${local.flink_metrics.last_checkpoint_id}");
+        assertThat(stalls.path("checkpoints").path("minutes").asText())
                 .isEqualTo("${var.checkpoint_alarm_minutes}");
-        assertThat(stalled.path("treat_missing_data").asText()).isEqualTo("breaching");
-        for (JsonNode alarm : List.of(notRunning, restarting, stalled)) {
+        assertThat(stalls.path("pointer").path("metric").asText())
+                .isEqualTo("${local.flink_metrics.complete_through}");
+        JsonNode deadLetters = resource("aws_cloudwatch_metric_alarm", "dead_letters");
+        assertThat(deadLetters.path("metric_name").asText())
+                .isEqualTo("${local.dead_letter_rate_metric}");
+        for (JsonNode alarm : List.of(restarting, stalled, deadLetters)) {
+            assertThat(alarm.path("treat_missing_data").asText())
+                    .as("a silent JobManager is the job-not-running alarm's page alone")
+                    .isEqualTo("notBreaching");
+        }
+        assertThat(stalled.path("for_each").asText())
+                .isEqualTo("${var.metrics ? local.stalls : {}}");
+        for (JsonNode alarm : List.of(notRunning, restarting, deadLetters)) {
             assertThat(alarm.path("count").asText()).isEqualTo("${var.metrics ? 1 : 0}");
+        }
+        for (JsonNode alarm : List.of(notRunning, restarting, stalled, deadLetters)) {
             assertThat(alarm.toString()).contains("\"cluster\":\"${var.name}\"");
         }
 
@@ -629,15 +666,12 @@ class DeployFilesITCase {
         assertThat(collapsedFilter.path("log_group_name").asText()).contains("[\"taskmanager\"]");
         assertThat(Files.readString(sinkSource("SnapshotCommitter.java")))
                 .contains("\"Collapsed {} into the existing object");
-        JsonNode collapsed = resource("aws_cloudwatch_metric_alarm", "collapsed");
-        assertThat(collapsed.path("metric_name").asText())
-                .isEqualTo(
-                        collapsedFilter.path("metric_transformation").get(0).path("name").asText());
-        assertThat(collapsed.path("comparison_operator").asText())
-                .isEqualTo("GreaterThanThreshold");
-        assertThat(collapsed.path("threshold").asText())
-                .isEqualTo("${var.collapsed_parts_threshold}");
-        assertThat(variable("collapsed_parts_threshold").path("default").asInt()).isZero();
+        // Counted and charted, never paged: a restart's recomputed windows collapse by design.
+        String collapsedMetric =
+                collapsedFilter.path("metric_transformation").get(0).path("name").asText();
+        assertThat(resources("aws_cloudwatch_metric_alarm").toString())
+                .doesNotContain(collapsedMetric);
+        assertThat(local("dashboard_widgets").toString()).contains(collapsedMetric);
 
         assertThat(
                         resource("aws_cloudwatch_log_metric_filter", "divergence")
@@ -832,8 +866,12 @@ class DeployFilesITCase {
         JsonNode module = example.path("module").path("snapshots").get(0);
         assertThat(module.path("subnet_ids").asText()).isEqualTo("${aws_subnet.private[*].id}");
         assertThat(module.path("spare_taskmanagers").asInt()).isEqualTo(1);
-        assertThat(texts(module.path("depends_on")))
-                .contains("${aws_route.private_to_nat}", "${aws_vpc_endpoint.interface}");
+        assertThat(module.path("network_ready").asText()).isEqualTo("${local.network_ready}");
+        assertThat(example.path("locals").findValue("network_ready").asText())
+                .contains("aws_route.private_to_nat", "aws_vpc_endpoint.interface");
+        assertThat(resource("aws_ecs_service", "flink").path("depends_on").toString())
+                .as("the services wait for the way out and for the execution role's policies")
+                .contains("terraform_data.network_ready", "aws_iam_role_policy.execution");
     }
 
     @Test

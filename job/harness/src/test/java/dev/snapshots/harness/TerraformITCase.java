@@ -95,7 +95,7 @@ class TerraformITCase {
     void theModuleValidatesAndItsPlansHaveTheDeploymentsProperties() throws Exception {
         assertThat(validateAndTest("modules/flink-ecs"))
                 .as("terraform test of the module")
-                .contains("33 passed, 0 failed");
+                .contains("40 passed, 0 failed");
     }
 
     @Test
