@@ -1,5 +1,6 @@
 package dev.snapshots.kinesis;
 
+import dev.snapshots.sink.JunctionlessIds;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.bridge.java.StreamStatementSet;
@@ -19,7 +20,9 @@ public final class DeadLetterSinks {
 
     /**
      * Plans the statement set's INSERTs into {@code env}, as {@link
-     * StreamStatementSet#attachAsDataStream()} does, which this now is.
+     * StreamStatementSet#attachAsDataStream()} does, keeping the ids the query's operators had in
+     * 0.2.0 as their ids to restore from ({@link JunctionlessIds}), so that a savepoint the
+     * program's 0.2.0 build took restores.
      *
      * @return 0: no dead letters' sink is added beside the query anymore
      * @deprecated call {@link StreamStatementSet#attachAsDataStream()}
@@ -28,6 +31,8 @@ public final class DeadLetterSinks {
     public static int attachAsDataStream(
             StreamStatementSet statements, StreamExecutionEnvironment env) {
         statements.attachAsDataStream();
+        // Such a program may restore a savepoint its 0.2.0 build took.
+        JunctionlessIds.keep(env);
         return 0;
     }
 }

@@ -76,8 +76,8 @@ class KinesisTableITCase {
                             .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
                             .build());
 
-    private static final long START = Instant.parse("2026-12-01T00:00:00Z").toEpochMilli();
-    private static final long MINUTE = 60_000;
+    static final long START = Instant.parse("2026-12-01T00:00:00Z").toEpochMilli();
+    static final long MINUTE = 60_000;
     private static final int SHARDS = 4;
     private static final int WINDOWS = 5;
     private static final int PER_WINDOW = 30;
@@ -183,21 +183,30 @@ class KinesisTableITCase {
             this.badFrom = badFrom;
         }
 
+        /** The orders of shard {@code s} in window {@code w}, in the order they are put. */
+        static List<Order> of(int s, int w) {
+            List<Order> orders = new ArrayList<>();
+            for (int i = 0; i < PER_WINDOW; i++) {
+                // Out of order by up to 3 s, inside the WATERMARK's 5 s: never late.
+                long time = START + w * MINUTE + i * 2_000L - (i % 3 == 1 ? 3_000 : 0);
+                orders.add(
+                        new Order(
+                                "c-" + (s * 7 + w * 3 + i) % 5,
+                                BigDecimal.valueOf((s * 31L + w * 17L + i * 13L) % 10_000, 2),
+                                time));
+            }
+            return orders;
+        }
+
         /** Windows [from, to) of every shard. */
         Orders windows(int from, int to) {
             for (int s = 0; s < hashKeys.size(); s++) {
                 String key = hashKeys.get(s);
                 for (int w = from; w < to; w++) {
                     List<byte[]> aggregate = new ArrayList<>();
+                    List<Order> orders = of(s, w);
                     for (int i = 0; i < PER_WINDOW; i++) {
-                        // Out of order by up to 3 s, inside the WATERMARK's 5 s: never late.
-                        long time = START + w * MINUTE + i * 2_000L - (i % 3 == 1 ? 3_000 : 0);
-                        Order o =
-                                new Order(
-                                        "c-" + (s * 7 + w * 3 + i) % 5,
-                                        BigDecimal.valueOf(
-                                                (s * 31L + w * 17L + i * 13L) % 10_000, 2),
-                                        time);
+                        Order o = orders.get(i);
                         onTime.add(o);
                         if (w == 2 && i >= 10 && i < 14) { // a KPL aggregate of four orders
                             aggregate.add(o.json());

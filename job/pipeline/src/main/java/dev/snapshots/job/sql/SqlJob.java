@@ -1,6 +1,7 @@
 package dev.snapshots.job.sql;
 
 import dev.snapshots.job.config.JobOptions;
+import dev.snapshots.sink.JunctionlessIds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -122,6 +123,8 @@ public final class SqlJob {
                         "line " + statement.line() + ": " + messages(e), e);
             }
         }
+        // A savepoint 0.2.0 took of a script reading a snapshots-kinesis table restores.
+        JunctionlessIds.keep(env);
         try {
             return env.executeAsync(name);
         } catch (Exception e) {
