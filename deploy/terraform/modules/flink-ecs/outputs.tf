@@ -111,3 +111,11 @@ output "jobmanager_replacement_worst_seconds" {
   description = "How long a JobManager replacement can keep the job down at worst (README, \"JobManager replacement on Fargate\"); the job-not-running alarm waits longer."
   value       = local.jobmanager_replacement_worst_seconds
 }
+
+output "bucket_setup" {
+  description = "What this module gives a bucket it creates, for the owner of an existing_bucket to apply (the module leaves an existing bucket's policy and lifecycle alone): the bucket policy (TLS only, write-once under snapshot_prefix, pointers by compare-and-swap) for 'aws s3api put-bucket-policy --policy', and the lifecycle rules for 'aws s3api put-bucket-lifecycle-configuration --lifecycle-configuration', both JSON. The bucket must be versioned. deploy/terraform/own-bucket has them for a bucket of one's own."
+  value = {
+    policy    = jsonencode(local.bucket_policy)
+    lifecycle = jsonencode({ Rules = local.lifecycle_rules })
+  }
+}

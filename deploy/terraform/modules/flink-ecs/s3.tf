@@ -122,107 +122,108 @@ resource "aws_s3_bucket_policy" "snapshots" {
   depends_on = [aws_s3_bucket_public_access_block.snapshots]
 }
 
+# The bucket's lifecycle rules in the S3 API's own shape (PutBucketLifecycleConfiguration), so
+# that the owner of an existing_bucket gets them as JSON to apply (output bucket_setup), and this
+# module's own bucket the same rules through the resource below.
+locals {
+  lifecycle_rules = concat([
+    # A writer that died between staging a part and its checkpoint leaves a multipart upload
+    # behind. A part whose upload this removes before it is published is published from its
+    # staged copy.
+    {
+      ID                             = "abort-incomplete-multipart-uploads"
+      Status                         = "Enabled"
+      Filter                         = {}
+      AbortIncompleteMultipartUpload = { DaysAfterInitiation = 1 }
+    },
+    # Staged copies: the committer deletes each once its part is published; what is left belongs
+    # to a writer that died before its checkpoint, or to a job down for longer than this, which
+    # has lost the stream's unread records by then anyway.
+    {
+      ID         = "expire-staged-copies"
+      Status     = "Enabled"
+      Filter     = { Prefix = "${var.snapshot_prefix}_staging/" }
+      Expiration = { Days = local.staging_retention_days }
+    },
+    # The progress pointer's copy is rewritten, its log's old entries are deleted, and each start's
+    # conformance probe deletes what it wrote: their old versions are of no use after a week, and
+    # the delete markers those deletes leave go once nothing is behind them (about 2P a window
+    # from the log alone, which every pointer update would otherwise list past forever). Parts are
+    # never overwritten, so they never have noncurrent versions.
+    {
+      ID                          = "expire-noncurrent-versions"
+      Status                      = "Enabled"
+      Filter                      = {}
+      NoncurrentVersionExpiration = { NoncurrentDays = 7 }
+      Expiration                  = { ExpiredObjectDeleteMarker = true }
+    },
+    # A conformance probe killed before it cleaned up leaves a few bytes here.
+    {
+      ID         = "expire-conformance-probes"
+      Status     = "Enabled"
+      Filter     = { Prefix = "${var.snapshot_prefix}_conformance/" }
+      Expiration = { Days = 1 }
+    },
+    # A collapse record says that a second execution computed a part and found it equal: what the
+    # store page draws as a collapsed cell. Informational, one per part and Flink job; after a
+    # quarter a cell shows as published.
+    {
+      ID         = "expire-collapse-records"
+      Status     = "Enabled"
+      Filter     = { Prefix = "${var.snapshot_prefix}_collapsed/" }
+      Expiration = { Days = 90 }
+    },
+    # Flink deletes every subsumed checkpoint; in a versioned bucket each delete leaves the data as
+    # a noncurrent version behind a delete marker. Both go soon (S3 honours the shorter of two
+    # overlapping expirations), and the markers once nothing is left behind them.
+    {
+      ID                          = "expire-checkpoint-churn"
+      Status                      = "Enabled"
+      Filter                      = { Prefix = var.checkpoint_prefix }
+      NoncurrentVersionExpiration = { NoncurrentDays = var.checkpoint_noncurrent_days }
+      Expiration                  = { ExpiredObjectDeleteMarker = true }
+    },
+    ],
+    # Optional, and never the snapshots themselves unless allow_snapshot_expiry says so.
+    [for prefix in compact([var.expire_prefix]) : {
+      ID         = "expire-${replace(prefix, "/", "-")}"
+      Status     = "Enabled"
+      Filter     = { Prefix = prefix }
+      Expiration = { Days = var.expire_after_days }
+  }])
+}
+
 resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {
   count      = local.create_bucket ? 1 : 0
   bucket     = aws_s3_bucket.snapshots[0].id
   depends_on = [aws_s3_bucket_versioning.snapshots]
 
-  # A writer that died between staging a part and its checkpoint leaves a multipart upload behind.
-  # A part whose upload this removes before it is published is published from its staged copy.
-  rule {
-    id     = "abort-incomplete-multipart-uploads"
-    status = "Enabled"
-    filter {}
-    abort_incomplete_multipart_upload {
-      days_after_initiation = 1
-    }
-  }
-
-  # Staged copies: the committer deletes each once its part is published; what is left belongs to
-  # a writer that died before its checkpoint, or to a job down for longer than this, which has
-  # lost the stream's unread records by then anyway.
-  rule {
-    id     = "expire-staged-copies"
-    status = "Enabled"
-    filter {
-      prefix = "${var.snapshot_prefix}_staging/"
-    }
-    expiration {
-      days = local.staging_retention_days
-    }
-  }
-
-  # The progress pointer's copy is rewritten, its log's old entries are deleted, and each start's
-  # conformance probe deletes what it wrote: their old versions are of no use after a week, and
-  # the delete markers those deletes leave go once nothing is behind them (about 2P a window from
-  # the log alone, which every pointer update would otherwise list past forever).
-  # Parts are never overwritten, so they never have noncurrent versions.
-  rule {
-    id     = "expire-noncurrent-versions"
-    status = "Enabled"
-    filter {}
-    noncurrent_version_expiration {
-      noncurrent_days = 7
-    }
-    expiration {
-      expired_object_delete_marker = true
-    }
-  }
-
-  # A conformance probe killed before it cleaned up leaves a few bytes here.
-  rule {
-    id     = "expire-conformance-probes"
-    status = "Enabled"
-    filter {
-      prefix = "${var.snapshot_prefix}_conformance/"
-    }
-    expiration {
-      days = 1
-    }
-  }
-
-  # A collapse record says that a second execution computed a part and found it equal: what the
-  # store page draws as a collapsed cell. Informational, one per part and Flink job; after a
-  # quarter a cell shows as published.
-  rule {
-    id     = "expire-collapse-records"
-    status = "Enabled"
-    filter {
-      prefix = "${var.snapshot_prefix}_collapsed/"
-    }
-    expiration {
-      days = 90
-    }
-  }
-
-  # Flink deletes every subsumed checkpoint; in a versioned bucket each delete leaves the data as a
-  # noncurrent version behind a delete marker. Both go soon (S3 honours the shorter of two
-  # overlapping expirations), and the markers once nothing is left behind them.
-  rule {
-    id     = "expire-checkpoint-churn"
-    status = "Enabled"
-    filter {
-      prefix = var.checkpoint_prefix
-    }
-    noncurrent_version_expiration {
-      noncurrent_days = var.checkpoint_noncurrent_days
-    }
-    expiration {
-      expired_object_delete_marker = true
-    }
-  }
-
-  # Optional, and never the snapshots themselves unless allow_snapshot_expiry says so.
   dynamic "rule" {
-    for_each = var.expire_prefix == "" ? [] : [var.expire_prefix]
+    for_each = local.lifecycle_rules
     content {
-      id     = "expire-${replace(rule.value, "/", "-")}"
-      status = "Enabled"
+      id     = rule.value.ID
+      status = rule.value.Status
       filter {
-        prefix = rule.value
+        prefix = lookup(rule.value.Filter, "Prefix", null)
       }
-      expiration {
-        days = var.expire_after_days
+      dynamic "abort_incomplete_multipart_upload" {
+        for_each = can(rule.value.AbortIncompleteMultipartUpload) ? [rule.value.AbortIncompleteMultipartUpload] : []
+        content {
+          days_after_initiation = abort_incomplete_multipart_upload.value.DaysAfterInitiation
+        }
+      }
+      dynamic "expiration" {
+        for_each = can(rule.value.Expiration) ? [rule.value.Expiration] : []
+        content {
+          days                         = lookup(expiration.value, "Days", null)
+          expired_object_delete_marker = lookup(expiration.value, "ExpiredObjectDeleteMarker", null)
+        }
+      }
+      dynamic "noncurrent_version_expiration" {
+        for_each = can(rule.value.NoncurrentVersionExpiration) ? [rule.value.NoncurrentVersionExpiration] : []
+        content {
+          noncurrent_days = noncurrent_version_expiration.value.NoncurrentDays
+        }
       }
     }
   }

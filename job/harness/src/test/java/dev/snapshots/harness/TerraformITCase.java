@@ -69,6 +69,7 @@ class TerraformITCase {
         work = Files.createTempDirectory("snapshots-terraform");
         copy(ROOT.resolve("deploy/terraform/modules"), work.resolve("modules"));
         copy(ROOT.resolve("deploy/terraform/examples"), work.resolve("examples"));
+        copy(ROOT.resolve("deploy/terraform/own-bucket"), work.resolve("own-bucket"));
         cliConfig = work.resolve("terraform.rc");
         Files.writeString(
                 cliConfig,
@@ -95,7 +96,7 @@ class TerraformITCase {
     void theModuleValidatesAndItsPlansHaveTheDeploymentsProperties() throws Exception {
         assertThat(validateAndTest("modules/flink-ecs"))
                 .as("terraform test of the module")
-                .contains("40 passed, 0 failed");
+                .contains("41 passed, 0 failed");
     }
 
     @Test
