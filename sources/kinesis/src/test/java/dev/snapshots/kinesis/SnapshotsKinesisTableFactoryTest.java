@@ -31,6 +31,7 @@ class SnapshotsKinesisTableFactoryTest {
 
     private static void plan(String columns, String options) {
         TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+        tables.getConfig().set("execution.checkpointing.interval", "10 s");
         tables.executeSql("CREATE TABLE orders (" + columns + ") WITH (" + options + ")");
         tables.explainSql("SELECT * FROM orders");
     }
@@ -115,5 +116,19 @@ class SnapshotsKinesisTableFactoryTest {
                                                 ", 'dead-letters.store' = 'file:///nowhere'", "")))
                 .rootCause()
                 .hasMessageContaining("dead-letters.store");
+    }
+
+    /** Metadata columns are Flink's Kinesis table's: a key it does not have is refused. */
+    @Test
+    void anUnknownMetadataKeyIsRefusedListingTheKnownOnes() {
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        WATERMARKED
+                                                + ", pk STRING METADATA FROM"
+                                                + " 'partition-key' VIRTUAL",
+                                        OPTIONS))
+                .hasMessageContaining("partition-key")
+                .hasMessageContaining("arrival-time");
     }
 }
