@@ -118,6 +118,46 @@ class SnapshotsKinesisTableFactoryTest {
                 .hasMessageContaining("dead-letters.store");
     }
 
+    @Test
+    void anAtTimestampStartWithoutItsTimestampIsRefusedNamingTheOption() {
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        WATERMARKED,
+                                        OPTIONS + ", 'source.init.position' = 'AT_TIMESTAMP'"))
+                .rootCause()
+                .hasMessageContaining(
+                        "source.init.position AT_TIMESTAMP needs source.init.timestamp");
+    }
+
+    @Test
+    void aTimestampThatIsNoneOrInTheFutureIsRefused() {
+        String atTimestamp = OPTIONS + ", 'source.init.position' = 'AT_TIMESTAMP'";
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        WATERMARKED,
+                                        atTimestamp + ", 'source.init.timestamp' = 'yesterday'"))
+                .rootCause()
+                .hasMessageContaining("source.init.timestamp must be ISO-8601");
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        WATERMARKED,
+                                        atTimestamp
+                                                + ", 'source.init.timestamp' ="
+                                                + " '2999-01-01T00:00:00Z'"))
+                .rootCause()
+                .hasMessageContaining("is in the future");
+    }
+
+    @Test
+    void aTimestampInEpochSecondsOrWithAnOffsetIsTaken() {
+        String atTimestamp = OPTIONS + ", 'source.init.position' = 'AT_TIMESTAMP'";
+        plan(WATERMARKED, atTimestamp + ", 'source.init.timestamp' = '1796083200.25'");
+        plan(WATERMARKED, atTimestamp + ", 'source.init.timestamp' = '2026-12-01T01:00:00+01:00'");
+    }
+
     /** Metadata columns are Flink's Kinesis table's: a key it does not have is refused. */
     @Test
     void anUnknownMetadataKeyIsRefusedListingTheKnownOnes() {

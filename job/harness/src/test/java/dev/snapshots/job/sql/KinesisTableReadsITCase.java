@@ -35,7 +35,8 @@ import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 /**
  * What a snapshots-kinesis table reads, against kinesalite, by a plain {@code SELECT}: its metadata
  * columns equal what Kinesis said of each record when it was put (shard, sequence number) and read
- * back (arrival time).
+ * back (arrival time); and an {@code AT_TIMESTAMP} start reads the records that arrived from then
+ * on, and nothing before.
  */
 class KinesisTableReadsITCase {
     @RegisterExtension
@@ -113,6 +114,48 @@ class KinesisTableReadsITCase {
 
         assertThat(new TreeSet<>(rows)).isEqualTo(new TreeSet<>(expected));
         assertThat(rows).hasSize(expected.size());
+    }
+
+    /**
+     * Orders on both shards, then, once the clock is past the last one's arrival, more: a table
+     * starting AT_TIMESTAMP just after that arrival reads the later ones, and none of the earlier.
+     */
+    @Test
+    void anAtTimestampStartReadsWhatArrivedFromThenOnAndNothingBefore() throws Exception {
+        Stream stream = new Stream("at-timestamp");
+        for (int s = 0; s < SHARDS; s++) {
+            for (int i = 0; i < 3; i++) {
+                stream.put(s, order("before-" + s + "-" + i, i));
+            }
+        }
+        Instant from =
+                stream.arrivals().values().stream()
+                        .max(Instant::compareTo)
+                        .orElseThrow()
+                        .plusMillis(1);
+        while (!Instant.now().isAfter(from)) {
+            Thread.sleep(5); // kinesalite stamps arrivals with this host's clock
+        }
+        List<String> expected = new ArrayList<>();
+        for (int s = 0; s < SHARDS; s++) {
+            for (int i = 3; i < 6; i++) {
+                expected.add("after-" + s + "-" + i);
+                stream.put(s, order("after-" + s + "-" + i, i));
+            }
+        }
+
+        List<String> rows =
+                select(
+                        stream.table(
+                                "",
+                                ", 'source.init.position' = 'AT_TIMESTAMP',"
+                                        + " 'source.init.timestamp' = '"
+                                        + from
+                                        + "'"),
+                        "SELECT customer FROM orders",
+                        expected.size());
+
+        assertThat(rows).containsExactlyInAnyOrderElementsOf(expected);
     }
 
     private static byte[] order(String customer, int second) {
