@@ -37,6 +37,19 @@ public final class SnapshotsKinesisOptions {
                             "A Kinesis endpoint that is not AWS's (a local Kinesis, e.g."
                                     + " http://127.0.0.1:4567).");
 
+    public static final ConfigOption<String> AWS_CREDENTIALS_PROVIDER =
+            key("aws.credentials.provider")
+                    .stringType()
+                    .defaultValue("AUTO")
+                    .withDescription(
+                            "Flink's Kinesis connector's values and keys under it: AUTO (the"
+                                    + " SDK's default chain), CONTAINER (the ECS task's role),"
+                                    + " ASSUME_ROLE (aws.credentials.provider.role.arn and"
+                                    + " .role.sessionName, over .role.provider), WEB_IDENTITY_TOKEN"
+                                    + " (EKS: .role.arn and .webIdentityToken.file, or"
+                                    + " AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE), BASIC,"
+                                    + " ENV_VAR, SYS_PROP, PROFILE, CUSTOM. See REFERENCE.md.");
+
     public static final ConfigOption<String> INITIAL_POSITION =
             key("source.init.position")
                     .stringType()

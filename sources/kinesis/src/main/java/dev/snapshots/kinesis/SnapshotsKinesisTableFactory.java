@@ -1,5 +1,6 @@
 package dev.snapshots.kinesis;
 
+import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_CREDENTIALS_PROVIDER;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_ENDPOINT;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_REGION;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.DEAD_LETTERS_JOB_VERSION;
@@ -89,6 +90,7 @@ public final class SnapshotsKinesisTableFactory implements DynamicTableSourceFac
         return Set.of(
                 AWS_REGION,
                 AWS_ENDPOINT,
+                AWS_CREDENTIALS_PROVIDER,
                 INITIAL_POSITION,
                 INITIAL_TIMESTAMP,
                 SHARD_DISCOVERY,

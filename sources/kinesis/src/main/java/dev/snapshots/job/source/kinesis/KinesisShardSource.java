@@ -3,6 +3,7 @@ package dev.snapshots.job.source.kinesis;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.sink.WindowedSource;
 import java.io.Serializable;
+import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -23,9 +24,12 @@ import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSClientUtil;
 import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSGeneralUtil;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.core.client.config.SdkAdvancedClientOption;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.SdkHttpClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClientBuilder;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap;
 import org.apache.flink.metrics.Gauge;
 
@@ -90,6 +94,7 @@ public final class KinesisShardSource<T>
                                 + " and "
                                 + initialTimestamp);
             }
+            KinesisCredentials.validate(aws);
         }
 
         /** TRIM_HORIZON or LATEST. */
@@ -121,17 +126,36 @@ public final class KinesisShardSource<T>
                     : StartingPosition.fromTimestamp(initialTimestamp);
         }
 
+        /**
+         * Built as Flink's AWSClientUtil builds it, with the credentials of {@link
+         * KinesisCredentials}.
+         */
         KinesisClient client() {
             SdkHttpClient http =
                     AWSGeneralUtil.createSyncHttpClient(
                             AttributeMap.builder().build(), ApacheHttpClient.builder());
-            AWSGeneralUtil.validateAwsCredentials(aws);
-            return AWSClientUtil.createAwsSyncClient(
-                    aws,
-                    http,
-                    KinesisClient.builder(),
-                    "Canonical snapshots %s (%s) Kinesis source",
-                    "aws.kinesis.client.user-agent-prefix");
+            String userAgent =
+                    aws.getProperty(
+                            "aws.kinesis.client.user-agent-prefix",
+                            AWSClientUtil.formatFlinkUserAgentPrefix(
+                                    "Canonical snapshots %s (%s) Kinesis source"));
+            AwsCredentialsProvider credentials = KinesisCredentials.provider(aws);
+            // Fails the task now, as Flink's client does, rather than every call later.
+            credentials.resolveCredentials();
+            KinesisClientBuilder builder =
+                    KinesisClient.builder()
+                            .httpClient(http)
+                            .credentialsProvider(credentials)
+                            .region(AWSGeneralUtil.getRegion(aws))
+                            .overrideConfiguration(
+                                    o ->
+                                            o.putAdvancedOption(
+                                                    SdkAdvancedClientOption.USER_AGENT_PREFIX,
+                                                    userAgent));
+            if (aws.containsKey("aws.endpoint")) {
+                builder.endpointOverride(URI.create(aws.getProperty("aws.endpoint")));
+            }
+            return builder.build();
         }
     }
 
