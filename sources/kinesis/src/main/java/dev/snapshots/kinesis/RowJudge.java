@@ -5,6 +5,7 @@ import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.job.source.SplitProgress;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.eventtime.Watermark;
@@ -18,6 +19,7 @@ import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.UserCodeClassLoader;
 
@@ -27,8 +29,9 @@ import org.apache.flink.util.UserCodeClassLoader;
  * shard's {@link LatenessRule} decides whether it is late, and the table's {@code WATERMARK}
  * expression, applied to the shard's own rows, moves the shard's watermark.
  *
- * <p>Emits a row of two nullable fields, the table's row or a dead letter ({@link #judgedType}), so
- * both leave the source in order, with the timestamps the shard gave them.
+ * <p>Emits a row of two nullable fields, the table's row (its metadata columns after the format's)
+ * or a dead letter ({@link #judgedType}), so both leave the source in order, with the timestamps
+ * the shard gave them.
  */
 @Internal
 final class RowJudge implements RecordJudge<RowData> {
@@ -40,6 +43,7 @@ final class RowJudge implements RecordJudge<RowData> {
     private final int rowtime;
     private final int rowtimePrecision;
     private final LatenessRule rule;
+    private final List<KinesisMetadata> metadata;
     private transient WatermarkGeneratorSupplier.Context generatorContext;
 
     /**
@@ -54,12 +58,14 @@ final class RowJudge implements RecordJudge<RowData> {
             WatermarkStrategy<RowData> watermarks,
             int rowtime,
             int rowtimePrecision,
-            LatenessRule rule) {
+            LatenessRule rule,
+            List<KinesisMetadata> metadata) {
         this.format = format;
         this.watermarks = watermarks;
         this.rowtime = rowtime;
         this.rowtimePrecision = rowtimePrecision;
         this.rule = rule;
+        this.metadata = metadata;
     }
 
     /** What the source emits: the table's row, or a dead letter ({@link DeadLetterRow#TYPE}). */
@@ -118,13 +124,29 @@ final class RowJudge implements RecordJudge<RowData> {
             if (rule.isLate(progress, time)) {
                 reject(raw, DeadLetterRow.LATE, rule.lateDetail(progress, time), progress, out);
             } else {
-                rule.acceptWithWatermark(progress, watermarkAfter(progress, row, time));
-                out.collect(GenericRowData.of(row, null), time);
+                RowData produced = withMetadata(row, raw);
+                rule.acceptWithWatermark(progress, watermarkAfter(progress, produced, time));
+                out.collect(GenericRowData.of(produced, null), time);
             }
         }
     }
 
-    /** The table's WATERMARK expression over the shard's rows so far. */
+    /** The format's row, then the metadata the query reads, in the planner's order. */
+    private RowData withMetadata(RowData row, RawRecord raw) {
+        if (metadata.isEmpty()) {
+            return row;
+        }
+        GenericRowData values = new GenericRowData(metadata.size());
+        for (int i = 0; i < metadata.size(); i++) {
+            values.setField(i, metadata.get(i).read(raw));
+        }
+        return new JoinedRowData(row, values);
+    }
+
+    /**
+     * The table's WATERMARK expression over the shard's rows so far; Flink's planner generates it
+     * for the rows the source produces, metadata included.
+     */
     private long watermarkAfter(SplitProgress shard, RowData row, long time) {
         WatermarkGenerator<RowData> generator =
                 generators.computeIfAbsent(

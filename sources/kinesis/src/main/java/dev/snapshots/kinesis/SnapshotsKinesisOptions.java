@@ -9,8 +9,8 @@ import org.apache.flink.configuration.ConfigOption;
 
 /**
  * The options of a {@code 'connector' = 'snapshots-kinesis'} table, besides {@code 'format'}. Every
- * other {@code aws.*} key (e.g. {@code aws.credentials.provider}) goes to the AWS client as it is,
- * as for Flink's own Kinesis connector.
+ * other {@code aws.*} key (e.g. {@code aws.credentials.provider.role.arn}) goes to the AWS client
+ * as it is, as for Flink's own Kinesis connector.
  */
 @PublicEvolving
 public final class SnapshotsKinesisOptions {
@@ -37,13 +37,41 @@ public final class SnapshotsKinesisOptions {
                             "A Kinesis endpoint that is not AWS's (a local Kinesis, e.g."
                                     + " http://127.0.0.1:4567).");
 
+    public static final ConfigOption<String> AWS_CREDENTIALS_PROVIDER =
+            key("aws.credentials.provider")
+                    .stringType()
+                    .defaultValue("AUTO")
+                    .withDescription(
+                            "Flink's Kinesis connector's values and keys under it: AUTO (the"
+                                    + " SDK's default chain), CONTAINER (the ECS task's role),"
+                                    + " ASSUME_ROLE (aws.credentials.provider.role.arn and"
+                                    + " .role.sessionName, over .role.provider), WEB_IDENTITY_TOKEN"
+                                    + " (EKS: .role.arn and .webIdentityToken.file, or"
+                                    + " AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE), BASIC,"
+                                    + " ENV_VAR, SYS_PROP, PROFILE, CUSTOM. See REFERENCE.md.");
+
     public static final ConfigOption<String> INITIAL_POSITION =
             key("source.init.position")
                     .stringType()
                     .defaultValue("TRIM_HORIZON")
                     .withDescription(
                             "Where a job without a checkpoint starts reading each shard:"
-                                    + " TRIM_HORIZON or LATEST.");
+                                    + " TRIM_HORIZON, LATEST, or AT_TIMESTAMP (the first record"
+                                    + " that arrived at or after 'source.init.timestamp'). A job"
+                                    + " restored from a checkpoint or savepoint continues where"
+                                    + " it was.");
+
+    public static final ConfigOption<String> INITIAL_TIMESTAMP =
+            key("source.init.timestamp")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "AT_TIMESTAMP's time, not in the future: ISO-8601 with an offset"
+                                    + " (2026-12-01T00:00:00Z, 2026-12-01T01:00:00.250+01:00) or"
+                                    + " epoch seconds (1796083200, 1796083200.25); milliseconds"
+                                    + " count. Shards the job starts later (a reshard's"
+                                    + " children, after a restore too) start there as well: keep"
+                                    + " it when you restore.");
 
     public static final ConfigOption<Duration> SHARD_DISCOVERY =
             key("source.shard.discovery-interval")

@@ -1,5 +1,6 @@
 package dev.snapshots.kinesis;
 
+import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_CREDENTIALS_PROVIDER;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_ENDPOINT;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.AWS_REGION;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.DEAD_LETTERS_JOB_VERSION;
@@ -9,6 +10,7 @@ import static dev.snapshots.kinesis.SnapshotsKinesisOptions.DEAD_LETTERS_STORE_E
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.DEAD_LETTERS_STORE_REGION;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.IDLENESS;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.INITIAL_POSITION;
+import static dev.snapshots.kinesis.SnapshotsKinesisOptions.INITIAL_TIMESTAMP;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.MAX_DRIFT;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.SHARD_DISCOVERY;
 import static dev.snapshots.kinesis.SnapshotsKinesisOptions.SHARD_POLL_INTERVAL;
@@ -19,6 +21,11 @@ import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.store.StoreSpec;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
@@ -83,7 +90,9 @@ public final class SnapshotsKinesisTableFactory implements DynamicTableSourceFac
         return Set.of(
                 AWS_REGION,
                 AWS_ENDPOINT,
+                AWS_CREDENTIALS_PROVIDER,
                 INITIAL_POSITION,
+                INITIAL_TIMESTAMP,
                 SHARD_DISCOVERY,
                 SHARD_POLL_INTERVAL,
                 IDLENESS,
@@ -174,9 +183,45 @@ public final class SnapshotsKinesisTableFactory implements DynamicTableSourceFac
                 arn,
                 aws,
                 options.get(INITIAL_POSITION),
+                initialTimestamp(options),
                 options.get(SHARD_DISCOVERY),
                 options.get(SHARD_POLL_INTERVAL),
                 0);
+    }
+
+    /** {@code source.init.timestamp}, given with AT_TIMESTAMP and only then, in the past. */
+    private static Instant initialTimestamp(ReadableConfig options) {
+        boolean atTimestamp = options.get(INITIAL_POSITION).equals("AT_TIMESTAMP");
+        String text = options.getOptional(INITIAL_TIMESTAMP).orElse(null);
+        if (atTimestamp != (text != null)) {
+            throw new IllegalArgumentException(
+                    atTimestamp
+                            ? "source.init.position AT_TIMESTAMP needs source.init.timestamp"
+                            : "source.init.timestamp goes with source.init.position"
+                                    + " AT_TIMESTAMP, not "
+                                    + options.get(INITIAL_POSITION));
+        }
+        if (text == null) {
+            return null;
+        }
+        Instant at;
+        try {
+            at =
+                    text.matches("\\d+(\\.\\d*)?")
+                            ? Instant.ofEpochMilli(
+                                    new BigDecimal(text).movePointRight(3).longValue())
+                            : OffsetDateTime.parse(text).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(
+                    "source.init.timestamp must be ISO-8601 with an offset"
+                            + " (2026-12-01T00:00:00Z) or epoch seconds, got "
+                            + text);
+        }
+        if (at.isAfter(Instant.now())) {
+            throw new IllegalArgumentException(
+                    "source.init.timestamp " + at + " is in the future; Kinesis refuses it");
+        }
+        return at.truncatedTo(ChronoUnit.MILLIS);
     }
 
     private static CanonicalSnapshotSink<RowData> deadLetters(ReadableConfig options, String name) {

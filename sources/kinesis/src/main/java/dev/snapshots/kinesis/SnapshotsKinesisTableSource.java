@@ -4,6 +4,10 @@ import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
 import dev.snapshots.sink.CanonicalSnapshotSink;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.DeserializationSchema;
@@ -17,6 +21,7 @@ import org.apache.flink.table.connector.format.DecodingFormat;
 import org.apache.flink.table.connector.source.DataStreamScanProvider;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
+import org.apache.flink.table.connector.source.abilities.SupportsReadingMetadata;
 import org.apache.flink.table.connector.source.abilities.SupportsWatermarkPushDown;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
@@ -39,7 +44,8 @@ import org.apache.flink.table.types.logical.RowType;
  * executeSql}, {@code ./snapshots run --sql}).
  */
 @Internal
-final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWatermarkPushDown {
+final class SnapshotsKinesisTableSource
+        implements ScanTableSource, SupportsWatermarkPushDown, SupportsReadingMetadata {
     /** How often subtasks report their watermarks for alignment (Flink's default). */
     private static final Duration ALIGNMENT_UPDATE = Duration.ofSeconds(1);
 
@@ -53,6 +59,10 @@ final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWate
     private final Duration maxDrift;
     private final CanonicalSnapshotSink<RowData> deadLetters;
     private WatermarkStrategy<RowData> watermarks;
+    private List<KinesisMetadata> metadata = List.of();
+
+    /** The physical row, then the metadata the query reads. */
+    private DataType produced;
 
     SnapshotsKinesisTableSource(
             String table,
@@ -73,6 +83,7 @@ final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWate
         this.rule = rule;
         this.maxDrift = maxDrift;
         this.deadLetters = deadLetters;
+        this.produced = physical;
     }
 
     @Override
@@ -86,19 +97,33 @@ final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWate
     }
 
     @Override
+    public Map<String, DataType> listReadableMetadata() {
+        Map<String, DataType> keys = new LinkedHashMap<>();
+        Arrays.stream(KinesisMetadata.values()).forEach(m -> keys.put(m.key, m.type));
+        return keys;
+    }
+
+    @Override
+    public void applyReadableMetadata(List<String> metadataKeys, DataType producedDataType) {
+        this.metadata = metadataKeys.stream().map(KinesisMetadata::of).toList();
+        this.produced = producedDataType;
+    }
+
+    @Override
     public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
         if (watermarks == null) {
             throw new ValidationException(
                     "table " + table + ": the planner did not push its WATERMARK into the source");
         }
-        RowType rows = (RowType) physical.getLogicalType();
+        RowType rows = (RowType) produced.getLogicalType();
         RowJudge judge =
                 new RowJudge(
                         format.createRuntimeDecoder(context, physical),
                         watermarks,
                         rowtime,
                         rowtimePrecision,
-                        rule);
+                        rule,
+                        metadata);
         return new DataStreamScanProvider() {
             @Override
             public DataStream<RowData> produceDataStream(
@@ -151,6 +176,8 @@ final class SnapshotsKinesisTableSource implements ScanTableSource, SupportsWate
                         maxDrift,
                         deadLetters);
         copy.watermarks = watermarks;
+        copy.metadata = metadata;
+        copy.produced = produced;
         return copy;
     }
 

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ class SnapshotsKinesisTableFactoryTest {
 
     private static void plan(String columns, String options) {
         TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+        tables.getConfig().set("execution.checkpointing.interval", "10 s");
         tables.executeSql("CREATE TABLE orders (" + columns + ") WITH (" + options + ")");
         tables.explainSql("SELECT * FROM orders");
     }
@@ -115,5 +117,84 @@ class SnapshotsKinesisTableFactoryTest {
                                                 ", 'dead-letters.store' = 'file:///nowhere'", "")))
                 .rootCause()
                 .hasMessageContaining("dead-letters.store");
+    }
+
+    /** The innermost cause of planning the watermarked table with {@code extra} options. */
+    private static AbstractThrowableAssert<?, ? extends Throwable> refusal(String extra) {
+        return assertThatThrownBy(() -> plan(WATERMARKED, OPTIONS + extra)).rootCause();
+    }
+
+    private static final String AT_TIMESTAMP = ", 'source.init.position' = 'AT_TIMESTAMP'";
+
+    private static final String ASSUME_ROLE = ", 'aws.credentials.provider' = 'ASSUME_ROLE'";
+
+    @Test
+    void anAtTimestampStartWithoutItsTimestampIsRefusedNamingTheOption() {
+        refusal(AT_TIMESTAMP)
+                .hasMessageContaining(
+                        "source.init.position AT_TIMESTAMP needs source.init.timestamp");
+    }
+
+    @Test
+    void aTimestampThatIsNoneOrInTheFutureIsRefused() {
+        refusal(AT_TIMESTAMP + ", 'source.init.timestamp' = 'yesterday'")
+                .hasMessageContaining("source.init.timestamp must be ISO-8601");
+        refusal(AT_TIMESTAMP + ", 'source.init.timestamp' = '2999-01-01T00:00:00Z'")
+                .hasMessageContaining("is in the future");
+    }
+
+    @Test
+    void aTimestampInEpochSecondsOrWithAnOffsetIsTaken() {
+        plan(WATERMARKED, OPTIONS + AT_TIMESTAMP + ", 'source.init.timestamp' = '1796083200.25'");
+        plan(
+                WATERMARKED,
+                OPTIONS + AT_TIMESTAMP + ", 'source.init.timestamp' = '2026-12-01T01:00:00+01:00'");
+    }
+
+    @Test
+    void anUnknownCredentialsProviderIsRefusedNamingTheOption() {
+        assertThatThrownBy(
+                        () -> plan(WATERMARKED, OPTIONS + ", 'aws.credentials.provider' = 'ECS'"))
+                .isInstanceOf(ValidationException.class);
+        refusal(", 'aws.credentials.provider' = 'ECS'")
+                .hasMessageContaining(
+                        "aws.credentials.provider 'ECS' is not a credentials provider; one of"
+                                + " [ASSUME_ROLE, AUTO, BASIC, CONTAINER, CUSTOM, ENV_VAR,"
+                                + " PROFILE, SYS_PROP, WEB_IDENTITY_TOKEN]");
+    }
+
+    @Test
+    void anAssumedRoleWithoutItsArnIsRefusedNamingTheOption() {
+        refusal(ASSUME_ROLE + ", 'aws.credentials.provider.role.sessionName' = 's'")
+                .hasMessageContaining(
+                        "aws.credentials.provider ASSUME_ROLE needs"
+                                + " aws.credentials.provider.role.arn");
+    }
+
+    @Test
+    void anAssumedRolesBaseProviderIsCheckedToo() {
+        refusal(
+                        ASSUME_ROLE
+                                + ", 'aws.credentials.provider.role.arn' ="
+                                + " 'arn:aws:iam::123456789012:role/r',"
+                                + " 'aws.credentials.provider.role.sessionName' = 's',"
+                                + " 'aws.credentials.provider.role.provider' = 'TASK_ROLE'")
+                .hasMessageContaining(
+                        "aws.credentials.provider.role.provider 'TASK_ROLE' is not a credentials"
+                                + " provider");
+    }
+
+    /** Metadata columns are Flink's Kinesis table's: a key it does not have is refused. */
+    @Test
+    void anUnknownMetadataKeyIsRefusedListingTheKnownOnes() {
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        WATERMARKED
+                                                + ", pk STRING METADATA FROM"
+                                                + " 'partition-key' VIRTUAL",
+                                        OPTIONS))
+                .hasMessageContaining("partition-key")
+                .hasMessageContaining("arrival-time");
     }
 }

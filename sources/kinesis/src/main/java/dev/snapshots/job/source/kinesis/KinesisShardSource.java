@@ -3,7 +3,9 @@ package dev.snapshots.job.source.kinesis;
 import dev.snapshots.job.source.RecordJudge;
 import dev.snapshots.sink.WindowedSource;
 import java.io.Serializable;
+import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -18,12 +20,16 @@ import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSClientUtil;
 import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSGeneralUtil;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.core.client.config.SdkAdvancedClientOption;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.SdkHttpClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
+import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClientBuilder;
 import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap;
 import org.apache.flink.metrics.Gauge;
 
@@ -55,7 +61,8 @@ public final class KinesisShardSource<T>
     /**
      * @param aws the connector's AWS client properties ({@code aws.region}, {@code aws.endpoint},
      *     {@code aws.credentials.provider}, ...)
-     * @param initialPosition where a new job starts reading: TRIM_HORIZON or LATEST
+     * @param initialPosition where a new job starts reading: TRIM_HORIZON, LATEST or AT_TIMESTAMP
+     * @param initialTimestamp AT_TIMESTAMP's time, null for the others
      * @param assignmentSeed 0: shards are assigned in shard id order; otherwise in an order
      *     shuffled by it
      */
@@ -63,6 +70,7 @@ public final class KinesisShardSource<T>
             String streamArn,
             Properties aws,
             String initialPosition,
+            Instant initialTimestamp,
             Duration discoveryInterval,
             Duration pollInterval,
             long assignmentSeed)
@@ -73,24 +81,81 @@ public final class KinesisShardSource<T>
         public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
 
         public Settings {
-            if (!Set.of("TRIM_HORIZON", "LATEST").contains(initialPosition)) {
+            if (!Set.of("TRIM_HORIZON", "LATEST", "AT_TIMESTAMP").contains(initialPosition)) {
                 throw new IllegalArgumentException(
-                        "the initial position must be TRIM_HORIZON or LATEST, got "
+                        "the initial position must be TRIM_HORIZON, LATEST or AT_TIMESTAMP, got "
                                 + initialPosition);
             }
+            if (initialPosition.equals("AT_TIMESTAMP") != (initialTimestamp != null)) {
+                throw new IllegalArgumentException(
+                        "a timestamp goes with the initial position AT_TIMESTAMP, and only with"
+                                + " it; got "
+                                + initialPosition
+                                + " and "
+                                + initialTimestamp);
+            }
+            KinesisCredentials.validate(aws);
         }
 
+        /** TRIM_HORIZON or LATEST. */
+        public Settings(
+                String streamArn,
+                Properties aws,
+                String initialPosition,
+                Duration discoveryInterval,
+                Duration pollInterval,
+                long assignmentSeed) {
+            this(
+                    streamArn,
+                    aws,
+                    initialPosition,
+                    null,
+                    discoveryInterval,
+                    pollInterval,
+                    assignmentSeed);
+        }
+
+        /**
+         * Where a shard starts whose parents have been read, or that has none: at its start, or,
+         * for AT_TIMESTAMP, at its first record that arrived at or after the timestamp (the same
+         * for a shard opened after it).
+         */
+        StartingPosition startOfShard() {
+            return initialTimestamp == null
+                    ? StartingPosition.fromStart()
+                    : StartingPosition.fromTimestamp(initialTimestamp);
+        }
+
+        /**
+         * Built as Flink's AWSClientUtil builds it, with the credentials of {@link
+         * KinesisCredentials}.
+         */
         KinesisClient client() {
             SdkHttpClient http =
                     AWSGeneralUtil.createSyncHttpClient(
                             AttributeMap.builder().build(), ApacheHttpClient.builder());
-            AWSGeneralUtil.validateAwsCredentials(aws);
-            return AWSClientUtil.createAwsSyncClient(
-                    aws,
-                    http,
-                    KinesisClient.builder(),
-                    "Canonical snapshots %s (%s) Kinesis source",
-                    "aws.kinesis.client.user-agent-prefix");
+            String userAgent =
+                    aws.getProperty(
+                            "aws.kinesis.client.user-agent-prefix",
+                            AWSClientUtil.formatFlinkUserAgentPrefix(
+                                    "Canonical snapshots %s (%s) Kinesis source"));
+            AwsCredentialsProvider credentials = KinesisCredentials.provider(aws);
+            // Fails the task now, as Flink's client does, rather than every call later.
+            credentials.resolveCredentials();
+            KinesisClientBuilder builder =
+                    KinesisClient.builder()
+                            .httpClient(http)
+                            .credentialsProvider(credentials)
+                            .region(AWSGeneralUtil.getRegion(aws))
+                            .overrideConfiguration(
+                                    o ->
+                                            o.putAdvancedOption(
+                                                    SdkAdvancedClientOption.USER_AGENT_PREFIX,
+                                                    userAgent));
+            if (aws.containsKey("aws.endpoint")) {
+                builder.endpointOverride(URI.create(aws.getProperty("aws.endpoint")));
+            }
+            return builder.build();
         }
     }
 

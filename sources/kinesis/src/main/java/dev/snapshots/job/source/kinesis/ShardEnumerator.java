@@ -199,7 +199,7 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
                                     s.parents(),
                                     Status.READY,
                                     new ShardSplit(
-                                            s.id(), StartingPosition.fromStart(), progress, false),
+                                            s.id(), settings.startOfShard(), progress, false),
                                     null,
                                     false));
                 }
