@@ -320,7 +320,8 @@ locals {
     running_time = "flink_jobmanager_job_runningTime"
     restarts     = "flink_jobmanager_job_numRestarts"
     # Checkpoint ids carry on from the restored checkpoint, so unlike numberOfCompletedCheckpoints
-    # this one does not fall back to 0 when a new JobManager resumes the job.
+    # this one does not fall back to 0 when a new JobManager resumes the job; it reads -1 only
+    # until the new JobManager's first checkpoint completes (FirstDeployAlarmsITCase measures it).
     last_checkpoint_id  = "flink_jobmanager_job_lastCompletedCheckpointId"
     checkpoint_failures = "flink_jobmanager_job_numberOfFailedCheckpoints"
     checkpoint_duration = "flink_jobmanager_job_lastCheckpointDuration"

@@ -30,7 +30,10 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Obje
  * <ul>
  *   <li>A deployment at minimum healthy 100 % and maximum 200 % starts the new deployment's tasks
  *       first, up to twice the desired count, and stops a task of an older deployment only while
- *       the running tasks stay at or above the desired count without it.
+ *       the running tasks stay at or above the desired count without it. In general, tasks whose
+ *       containers run (a stopping one among them) stay within the maximum, rounded down, and
+ *       running ones at or above the minimum healthy count, rounded up: at 0 % and 100 % (a
+ *       JobManager service) the old task stops first, and the new one starts once it has stopped.
  *   <li>Neither a deployment nor a scale-in stops a protected task: it waits until protection is
  *       released or expires. A scale-in takes unprotected tasks, chosen at random.
  *   <li>A request to protect a task while the service would then have more protected tasks than its
@@ -109,6 +112,8 @@ public final class EcsControlPlane implements AutoCloseable {
     private final Map<String, AtomicInteger> answers = new LinkedHashMap<>();
     private final long startNanos = System.nanoTime();
     private int desiredCount;
+    private int minimumHealthyPercent = 100;
+    private int maximumPercent = 200;
     private int primary;
     private int taskNumber;
     private Throwable failure;
@@ -130,10 +135,30 @@ public final class EcsControlPlane implements AutoCloseable {
                 this::schedule, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Creates the service's first deployment with this many tasks. */
+    /** Creates the service's first deployment with this many tasks, deployed at 100 % / 200 %. */
     public synchronized void createService(int desiredCount) {
+        createService(desiredCount, 100, 200);
+    }
+
+    /**
+     * Creates the service's first deployment with this many tasks and its deployment configuration:
+     * during a deployment at least {@code minimumHealthyPercent} of the desired count (rounded up)
+     * keep running, and at most {@code maximumPercent} (rounded down) run or start. A JobManager
+     * service at 0 % / 100 % stops its old task before it starts the new one.
+     */
+    public synchronized void createService(
+            int desiredCount, int minimumHealthyPercent, int maximumPercent) {
         this.desiredCount = desiredCount;
-        event("service created: desired count " + desiredCount);
+        this.minimumHealthyPercent = minimumHealthyPercent;
+        this.maximumPercent = maximumPercent;
+        event(
+                "service created: desired count "
+                        + desiredCount
+                        + ", "
+                        + minimumHealthyPercent
+                        + " % / "
+                        + maximumPercent
+                        + " %");
     }
 
     /**
@@ -228,12 +253,15 @@ public final class EcsControlPlane implements AutoCloseable {
                             .toList();
             long ofPrimary = live.stream().filter(t -> t.deployment == primary).count();
             long running = live.stream().filter(t -> t.status == Status.RUNNING).count();
-            if (ofPrimary < desiredCount && live.size() < 2L * desiredCount) {
+            // The maximum counts every task whose containers still run, a stopping one too.
+            long started = tasks.values().stream().filter(t -> t.status != Status.STOPPED).count();
+            if (ofPrimary < desiredCount && started < desiredCount * maximumPercent / 100) {
                 launch(new Task("t" + ++taskNumber, primary));
                 return;
             }
-            // Minimum healthy 100 %: a task stops only while the running ones stay at the desired
-            // count without it. The older deployments' tasks go first, then a scale-in's.
+            // A task stops only while the running ones stay at the minimum healthy count without
+            // it. The older deployments' tasks go first, then a scale-in's (down to the desired
+            // count).
             List<Task> old =
                     live.stream()
                             .filter(t -> t.deployment != primary && t.status == Status.RUNNING)
@@ -243,7 +271,11 @@ public final class EcsControlPlane implements AutoCloseable {
                             .stream()
                                     .filter(t -> t.status == Status.RUNNING && !t.isProtected(now))
                                     .toList();
-            if (running > desiredCount && !candidates.isEmpty()) {
+            long floor =
+                    old.isEmpty()
+                            ? desiredCount
+                            : (desiredCount * minimumHealthyPercent + 99) / 100;
+            if (running > floor && !candidates.isEmpty()) {
                 stop(candidates.get(random.nextInt(candidates.size())));
             }
         } catch (RuntimeException e) {

@@ -63,6 +63,20 @@ class EcsControlPlaneTest {
     }
 
     @Test
+    void aServiceAtZeroAndOneHundredPercentStopsItsOldTaskBeforeItStartsTheNewOne()
+            throws Exception {
+        try (EcsControlPlane ecs = new EcsControlPlane(this::start, 0, 1)) {
+            ecs.createService(1, 0, 100);
+            ecs.awaitSteady(Duration.ofSeconds(10));
+            ecs.deploy();
+            ecs.awaitSteady(Duration.ofSeconds(10));
+            assertThat(ecs.tasks(EcsControlPlane.Status.RUNNING)).containsExactly("t2");
+            assertThat(ecs.tasks(EcsControlPlane.Status.STOPPED)).containsExactly("t1");
+            assertThat(mostLive.get()).as("never two at once").isEqualTo(1);
+        }
+    }
+
+    @Test
     void theAgentPassesOnThrottling() throws Exception {
         try (EcsControlPlane ecs = new EcsControlPlane(this::start, 1, 1)) {
             ecs.createService(1);

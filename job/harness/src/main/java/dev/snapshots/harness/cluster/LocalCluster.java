@@ -381,18 +381,20 @@ public final class LocalCluster {
      */
     public void retireJobManager(String old, String successor, PrintStream out) throws Exception {
         pointAddressAt(successor);
-        stopJobManager(old, out);
+        stopJobManager(old, Duration.ofSeconds(30), out);
         awaitRunningTaskManagers();
     }
 
     /**
      * What the image's entrypoint does on SIGTERM: {@code snapshots release} (the jobs are
      * cancelled and end before the JobManager does), then SIGTERM to the JobManager, SIGKILL after
-     * 30 s.
+     * {@code stopTimeout} (ECS's stopTimeout, counted from its SIGTERM).
      */
-    private void stopJobManager(String name, PrintStream out) throws Exception {
+    public void stopJobManager(String name, Duration stopTimeout, PrintStream out)
+            throws Exception {
+        long start = System.nanoTime();
         JobLifecycle.run("release", new String[] {"--rest", jobManagerRest(name)}, out, Map.of());
-        stop(name, Duration.ofSeconds(30));
+        stop(name, stopTimeout.minusNanos(System.nanoTime() - start));
     }
 
     /**
@@ -415,7 +417,7 @@ public final class LocalCluster {
      */
     public void rollJobManager(PrintStream out) throws Exception {
         String old = currentJobManager();
-        stopJobManager(old, out);
+        stopJobManager(old, Duration.ofSeconds(30), out);
         out.println(old + " stopped; starting a new JobManager ...");
         String successor = startJobManager();
         pointAddressAt(successor);
