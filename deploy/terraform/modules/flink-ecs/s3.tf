@@ -126,7 +126,14 @@ resource "aws_s3_bucket_policy" "snapshots" {
 # that the owner of an existing_bucket gets them as JSON to apply (output bucket_setup), and this
 # module's own bucket the same rules through the resource below.
 locals {
-  lifecycle_rules = concat([
+  lifecycle_rules = concat(local.lifecycle_rules_always, [for prefix in compact([var.expire_prefix]) : {
+    # Optional, and never the snapshots themselves unless allow_snapshot_expiry says so.
+    ID         = "expire-${replace(prefix, "/", "-")}"
+    Status     = "Enabled"
+    Filter     = { Prefix = prefix }
+    Expiration = { Days = var.expire_after_days }
+  }])
+  lifecycle_rules_always = [
     # A writer that died between staging a part and its checkpoint leaves a multipart upload
     # behind. A part whose upload this removes before it is published is published from its
     # staged copy.
@@ -183,14 +190,7 @@ locals {
       NoncurrentVersionExpiration = { NoncurrentDays = var.checkpoint_noncurrent_days }
       Expiration                  = { ExpiredObjectDeleteMarker = true }
     },
-    ],
-    # Optional, and never the snapshots themselves unless allow_snapshot_expiry says so.
-    [for prefix in compact([var.expire_prefix]) : {
-      ID         = "expire-${replace(prefix, "/", "-")}"
-      Status     = "Enabled"
-      Filter     = { Prefix = prefix }
-      Expiration = { Days = var.expire_after_days }
-  }])
+  ]
 }
 
 resource "aws_s3_bucket_lifecycle_configuration" "snapshots" {

@@ -754,49 +754,39 @@ class DeployFilesITCase {
                                 .toString())
                 .contains("aws:kms");
 
-        JsonNode rules =
-                resource("aws_s3_bucket_lifecycle_configuration", "snapshots").path("rule");
-        assertThat(rules.findValues("days_after_initiation"))
+        // The rules in the S3 API's shape: the resource renders them, and so does bucket_setup.
+        JsonNode rules = local("lifecycle_rules_always");
+        assertThat(rules.findValues("DaysAfterInitiation"))
                 .extracting(JsonNode::asInt)
                 .containsExactly(1);
         // Staged copies outlive the longest outage the job recovers from: the stream's retention,
         // plus a day.
         JsonNode staging = rule(rules, "expire-staged-copies");
-        assertThat(staging.path("filter").get(0).path("prefix").asText())
+        assertThat(staging.path("Filter").path("Prefix").asText())
                 .isEqualTo("${var.snapshot_prefix}_staging/");
-        assertThat(staging.path("expiration").get(0).path("days").asText())
+        assertThat(staging.path("Expiration").path("Days").asText())
                 .isEqualTo("${local.staging_retention_days}");
         assertThat(local("staging_retention_days").asText())
                 .isEqualTo("${ceil(var.kinesis_retention_hours / 24) + 1}");
         // Subsumed checkpoints leave noncurrent versions and delete markers in a versioned bucket.
         JsonNode churn = rule(rules, "expire-checkpoint-churn");
-        assertThat(churn.path("filter").get(0).path("prefix").asText())
+        assertThat(churn.path("Filter").path("Prefix").asText())
                 .isEqualTo("${var.checkpoint_prefix}");
-        assertThat(
-                        churn.path("noncurrent_version_expiration")
-                                .get(0)
-                                .path("noncurrent_days")
-                                .asText())
+        assertThat(churn.path("NoncurrentVersionExpiration").path("NoncurrentDays").asText())
                 .isEqualTo("${var.checkpoint_noncurrent_days}");
-        assertThat(churn.path("expiration").get(0).path("expired_object_delete_marker").asBoolean())
-                .isTrue();
+        assertThat(churn.path("Expiration").path("ExpiredObjectDeleteMarker").asBoolean()).isTrue();
         // The pointer log's trimming and the probes' cleanup leave delete markers: they expire.
         JsonNode noncurrent = rule(rules, "expire-noncurrent-versions");
-        assertThat(noncurrent.path("filter").get(0).size()).as("the whole bucket").isZero();
-        assertThat(
-                        noncurrent
-                                .path("expiration")
-                                .get(0)
-                                .path("expired_object_delete_marker")
-                                .asBoolean())
+        assertThat(noncurrent.path("Filter").size()).as("the whole bucket").isZero();
+        assertThat(noncurrent.path("Expiration").path("ExpiredObjectDeleteMarker").asBoolean())
                 .isTrue();
         JsonNode probes = rule(rules, "expire-conformance-probes");
-        assertThat(probes.path("filter").get(0).path("prefix").asText())
+        assertThat(probes.path("Filter").path("Prefix").asText())
                 .isEqualTo("${var.snapshot_prefix}_conformance/");
         JsonNode collapses = rule(rules, "expire-collapse-records");
-        assertThat(collapses.path("filter").get(0).path("prefix").asText())
+        assertThat(collapses.path("Filter").path("Prefix").asText())
                 .isEqualTo("${var.snapshot_prefix}_collapsed/");
-        assertThat(rules.findValues("days"))
+        assertThat(rules.findValues("Days"))
                 .as(
                         "no other expiry of current objects than staged copies, probes, collapse records")
                 .hasSize(3);
@@ -1053,7 +1043,7 @@ class DeployFilesITCase {
 
     private static JsonNode rule(JsonNode rules, String id) {
         return StreamSupport.stream(rules.spliterator(), false)
-                .filter(r -> r.path("id").asText().equals(id))
+                .filter(r -> r.path("ID").asText().equals(id))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no lifecycle rule " + id));
     }
