@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * --rest-tls}, what the ECS module's {@code rest_tls} sets up): a client without the cluster's
  * client certificate gets nothing, whether it speaks plain HTTP (sent to https), HTTPS without a
  * certificate, or HTTPS with a certificate another authority signed; the command line, given the
- * certificate through the environment as on ECS, submits the bundled job and releases it.
+ * certificate through the environment as on ECS, submits the bundled job, takes a savepoint and
+ * releases it.
  */
 class RestMutualTlsITCase {
     private static final Path ROOT = Path.of(System.getProperty("snapshots.root"));
@@ -87,7 +88,7 @@ class RestMutualTlsITCase {
     }
 
     @Test
-    void submitAndReleaseWorkThroughTheCommandLineGivenTheCertificate() throws Exception {
+    void submitSavepointAndReleaseWorkThroughTheCommandLineGivenTheCertificate() throws Exception {
         String rest = cluster.endpoints().get("rest");
         String id = JobLifecycle.jobId("telemetry", 1);
         // The bundled job, generating more windows than the test waits for: it runs until released.
@@ -115,6 +116,14 @@ class RestMutualTlsITCase {
                 .as("after a release without the certificate")
                 .isEqualTo("RUNNING");
 
+        assertThat(cli(List.of("savepoint", "--rest", rest, "--job-version", "1"), true))
+                .contains(
+                        "exit 0",
+                        "savepoint of job "
+                                + id
+                                + " (telemetry v1): s3://"
+                                + LocalCluster.BUCKET
+                                + "/");
         assertThat(cli(List.of("release", "--rest", rest), true))
                 .contains("exit 0", "job " + id + " cancelled before this JobManager stops");
         assertThat(asOperator.jobStates()).containsEntry(id, "CANCELED");
