@@ -16,11 +16,17 @@
 #   taskmanager   a TaskManager, as Flink runs it.
 #   protect       the ECS scale-in protection sidecar of a TaskManager task (snapshots protect --help).
 #   anything else is handed to /docker-entrypoint.sh.
+#
+# With the REST API behind TLS (the ECS module's rest_tls), SNAPSHOTS_REST_KEYSTORE,
+# SNAPSHOTS_REST_TRUSTSTORE and SNAPSHOTS_REST_TLS_PASSWORD name the client's stores: the commands
+# present its certificate, and the JobManager's own REST API is https://localhost:8081.
 set -euo pipefail
 jar=${SNAPSHOTS_JAR:-/opt/flink/usrlib/snapshots-job.jar}
 cli=/opt/snapshots/snapshots-cli.jar
 classpath="/opt/flink/lib/*:$cli"
 snapshots() { java -cp "$classpath" dev.snapshots.cli.Cli "$@"; }
+rest=http://localhost:8081
+[ -z "${SNAPSHOTS_REST_TRUSTSTORE:-}" ] || rest=${rest/http:/https:}
 
 case "${1:-jobmanager}" in
   jobmanager)
@@ -52,7 +58,7 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     stop_jobmanager() {
       [ -z "$submit" ] || kill -TERM "$submit" 2>/dev/null || true
       await_submit
-      snapshots release --rest http://localhost:8081 || true
+      snapshots release --rest "$rest" || true
       [ -z "$jobmanager" ] || kill -TERM "$jobmanager" 2>/dev/null || true
     }
     # 'submit' stopped with its run request in flight waits (up to 30 s) for the JobManager's answer:
@@ -86,7 +92,7 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     # java itself runs in the background, not the function: $! must be the JVM, which a SIGTERM
     # stops (a function runs in a subshell of its own, which would die alone and leave the JVM
     # behind).
-    java -cp "$classpath" dev.snapshots.cli.Cli submit --rest http://localhost:8081 --jar "$jar" \
+    java -cp "$classpath" dev.snapshots.cli.Cli submit --rest "$rest" --jar "$jar" \
       ${SNAPSHOTS_FROM_SAVEPOINT:+--from-savepoint "$SNAPSHOTS_FROM_SAVEPOINT"} "${program[@]}" &
     submit=$!
     submitted=0
@@ -103,7 +109,7 @@ state.checkpoints.dir: ${SNAPSHOTS_CHECKPOINT_BASE%/}/${incarnation}"
     exec /docker-entrypoint.sh taskmanager
     ;;
   protect)
-    exec java -cp "$classpath" dev.snapshots.cli.Cli protect --rest "${SNAPSHOTS_REST:-http://localhost:8081}"
+    exec java -cp "$classpath" dev.snapshots.cli.Cli protect --rest "${SNAPSHOTS_REST:-$rest}"
     ;;
   *)
     exec /docker-entrypoint.sh "$@"

@@ -14,6 +14,8 @@ locals {
   rest_tls_properties = local.rest_tls ? [
     "security.ssl.rest.enabled: true",
     "security.ssl.rest.authentication-enabled: ${var.rest_tls.mutual_authentication}",
+    # Forward secrecy (Flink's default is TLS_RSA_WITH_AES_128_CBC_SHA alone), for RSA and EC keys.
+    "security.ssl.algorithms: TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
   ] : []
   rest_tls_secrets = local.rest_tls ? [
     { name = "SNAPSHOTS_REST_KEYSTORE_BASE64", valueFrom = var.rest_tls.keystore_secret_arn },

@@ -58,7 +58,7 @@ variable "sql_script_secret_arn" {
 }
 
 variable "rest_tls" {
-  description = "Flink's REST API over TLS with mutual authentication (security.ssl.rest.enabled, security.ssl.rest.authentication-enabled): Secrets Manager secrets (ARNs) holding the REST keystore and truststore (PKCS12, base64) and their password (letters and digits: it goes into Flink's configuration). ECS hands them to the containers that serve or call the API (the JobManager, the protect sidecars, the lifecycle operator task) through the task definitions' secrets, never in a task definition. Terraform side only: the job image's command line must speak TLS to the REST API before this is set (README, Security). null: plain HTTP inside the security group."
+  description = "Flink's REST API over TLS with mutual authentication (security.ssl.rest.enabled, security.ssl.rest.authentication-enabled): Secrets Manager secrets (ARNs) holding the REST keystore and truststore (PKCS12, base64) and their password (letters and digits: it goes into Flink's configuration). ECS hands them to the containers that serve or call the API (the JobManager, the protect sidecars, the lifecycle operator task) through the task definitions' secrets, never in a task definition; the command line presents the keystore's certificate. One key serves and calls: its certificate names localhost and jobmanager.<name>.internal and allows server and client authentication (README, Security). null: plain HTTP inside the security group."
   type = object({
     keystore_secret_arn   = string
     truststore_secret_arn = string

@@ -269,9 +269,9 @@ run "rest_tls_turns_on_mutual_tls_with_stores_from_secrets_manager" {
   }
 
   assert {
-    condition = alltrue([for k in ["jobmanager", "taskmanager"] : alltrue([for line in ["security.ssl.rest.enabled: true", "security.ssl.rest.authentication-enabled: true"] :
+    condition = alltrue([for k in ["jobmanager", "taskmanager"] : alltrue([for line in ["security.ssl.rest.enabled: true", "security.ssl.rest.authentication-enabled: true", "security.ssl.algorithms: TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"] :
     contains(split("\n", { for e in jsondecode(aws_ecs_task_definition.flink[k].container_definitions)[0].environment : e.name => e.value }["FLINK_PROPERTIES"]), line)])])
-    error_message = "Flink's configuration turns on the REST API's TLS with mutual authentication, in the JobManager and the TaskManagers."
+    error_message = "Flink's configuration turns on the REST API's TLS with mutual authentication and forward-secret ciphers, in the JobManager and the TaskManagers."
   }
   assert {
     condition = ({ for c in jsondecode(aws_ecs_task_definition.flink["jobmanager"].container_definitions) : c.name => try(c.secrets, []) } == {

@@ -162,14 +162,17 @@ class DeployFilesITCase {
      * {@code release} takes a moment, as the real one waits for the job's tasks to end. In each
      * state a SIGTERM releases the job (cancelled, its tasks ended) before the JobManager is
      * stopped, the container exits 0 (the JobManager's 143 answers the entrypoint's own SIGTERM:
-     * the stop went as designed), and no process is left behind.
+     * the stop went as designed), and no process is left behind. With the REST API behind TLS (the
+     * client's stores named, as the ECS module's rest_tls prelude names them), both address the
+     * JobManager over https.
      */
     @ParameterizedTest(name = "submit {0}")
-    @ValueSource(strings = {"waits", "runs", "fails", "runs a script"})
+    @ValueSource(strings = {"waits", "runs", "fails", "runs a script", "runs over TLS"})
     void onSigtermTheEntrypointReleasesTheJobBeforeStoppingTheJobManager(String asked)
             throws Exception {
         String submit = asked.split(" ")[0];
         boolean script = asked.endsWith("script");
+        String rest = asked.endsWith("TLS") ? "https://localhost:8081" : "http://localhost:8081";
         Path dir = Files.createTempDirectory("entrypoint");
         Path log = dir.resolve("log");
         Path pids = dir.resolve("pids");
@@ -227,6 +230,9 @@ class DeployFilesITCase {
         } else {
             pb.environment().put("SNAPSHOTS_JOB_ARGS", "--store s3://b/p");
         }
+        if (asked.endsWith("TLS")) {
+            pb.environment().put("SNAPSHOTS_REST_TRUSTSTORE", dir.resolve("truststore").toString());
+        }
         // The moment of the SIGTERM: in the quiet wait, after submit returned, or while the
         // entrypoint handles the failure (its release runs).
         String sigtermOnceLogged =
@@ -265,7 +271,7 @@ class DeployFilesITCase {
                 .as(described)
                 .contains(
                         "flink jobmanager",
-                        "cli release --rest http://localhost:8081",
+                        "cli release --rest " + rest,
                         "release done",
                         "jobmanager TERM");
         assertThat(lines.indexOf("release done"))
@@ -275,10 +281,13 @@ class DeployFilesITCase {
         assertThat(leftBehind).as("processes still running after the container stopped").isEmpty();
         String submitted =
                 lines.stream().filter(l -> l.startsWith("cli submit")).findFirst().orElseThrow();
+        assertThat(submitted)
+                .startsWith(
+                        "cli submit --rest "
+                                + rest
+                                + " --jar /opt/flink/usrlib/snapshots-job.jar ");
         if (script) {
-            assertThat(submitted)
-                    .startsWith(
-                            "cli submit --rest http://localhost:8081 --jar /opt/flink/usrlib/snapshots-job.jar --sql ");
+            assertThat(submitted).contains(" --sql ");
             assertThat(lines)
                     .as("the script, as submit read it")
                     .containsSubsequence(

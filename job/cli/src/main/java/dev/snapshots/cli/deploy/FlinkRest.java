@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLException;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,16 +38,34 @@ public final class FlinkRest {
     static final String RESTORE_MODE = "NO_CLAIM";
 
     private final String base;
-    // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in front of
-    // Flink.
-    private final HttpClient http =
-            HttpClient.newBuilder()
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(5))
-                    .build();
+    private final Optional<RestTls> tls;
+    private final HttpClient http;
 
+    /**
+     * The REST API at {@code base}; an {@code https} one with the stores the environment names
+     * ({@link RestTls#fromEnvironment}).
+     */
     public FlinkRest(String base) {
+        this(base, RestTls.fromEnvironment(System.getenv()));
+    }
+
+    public FlinkRest(String base, Optional<RestTls> tls) {
         this.base = base;
+        this.tls = tls;
+        // HTTP/1.1: the JDK client's default h2c upgrade attempt is refused by some proxies in
+        // front of Flink.
+        HttpClient.Builder http =
+                HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(5));
+        if (tls.isPresent() && base.startsWith("https:")) {
+            try {
+                http.sslContext(tls.get().sslContext());
+            } catch (IOException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+        }
+        this.http = http.build();
     }
 
     /**
@@ -323,10 +342,18 @@ public final class FlinkRest {
             try {
                 get("/overview");
                 return;
+            } catch (SSLException e) {
+                throw e; // it answered, and will answer the same again
             } catch (IOException e) {
                 if (System.nanoTime() > deadline) {
                     throw new IOException(
-                            "the JobManager at " + base + " did not answer within " + timeout, e);
+                            "the JobManager at "
+                                    + base
+                                    + " did not answer within "
+                                    + timeout
+                                    + ": "
+                                    + e,
+                            e);
                 }
                 sleep(1000);
             }
@@ -415,6 +442,27 @@ public final class FlinkRest {
                     http.send(
                             request.timeout(Duration.ofSeconds(60)).build(),
                             HttpResponse.BodyHandlers.ofString());
+        } catch (SSLException e) {
+            throw new SSLException(
+                    "TLS with the JobManager at "
+                            + base
+                            + " failed ("
+                            + e.getMessage()
+                            + "): "
+                            + (tls.isPresent()
+                                    ? "its certificate must name the host and be signed by what "
+                                            + RestTls.TRUSTSTORE
+                                            + " holds, and its truststore must accept "
+                                            + RestTls.KEYSTORE
+                                            + "'s"
+                                    : "a JobManager with security.ssl.rest.authentication-enabled"
+                                            + " takes a client certificate: set "
+                                            + RestTls.KEYSTORE
+                                            + ", "
+                                            + RestTls.TRUSTSTORE
+                                            + " and "
+                                            + RestTls.PASSWORD),
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);

@@ -2,6 +2,7 @@ package dev.snapshots.harness.cluster;
 
 import dev.snapshots.cli.deploy.FlinkRest;
 import dev.snapshots.cli.deploy.JobLifecycle;
+import dev.snapshots.cli.deploy.RestTls;
 import dev.snapshots.harness.metrics.MetricsPlugin;
 import dev.snapshots.job.config.CommandLine;
 import java.io.IOException;
@@ -53,13 +54,17 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 public final class LocalCluster {
     private static final ConfigOption<Integer> TASK_MANAGERS =
             ConfigOptions.key("cluster.taskmanagers").intType().defaultValue(2);
+    private static final String REST_TLS = "rest-tls";
     public static final String USAGE =
             String.join(
                     "\n",
-                    "usage: snapshots cluster up [--taskmanagers N] | down | status",
+                    "usage: snapshots cluster up [--taskmanagers N] [--rest-tls] | down | status",
                     "",
                     "  up       start S3Proxy, kinesalite, a JobManager and N TaskManagers (default 2) as separate processes,",
                     "           from empty state",
+                    "           --rest-tls: the REST API over TLS with mutual authentication, as the ECS module's rest_tls;",
+                    "           a throwaway CA signs the JobManager's and a client's certificates, and 'up' prints the",
+                    "           SNAPSHOTS_REST_* variables under which the command line presents the client's certificate",
                     "  down     stop every process 'up' started, by PID",
                     "  status   processes, ports, running jobs and their latest checkpoint");
 
@@ -112,7 +117,8 @@ public final class LocalCluster {
 
     public static int run(String[] args, PrintStream out) throws Exception {
         CommandLine.Parsed parsed =
-                CommandLine.parse(args, List.of(TASK_MANAGERS), Set.of(), 1, new Configuration());
+                CommandLine.parse(
+                        args, List.of(TASK_MANAGERS), Set.of(REST_TLS), 1, new Configuration());
         if (parsed.positional().isEmpty()) {
             throw new IllegalArgumentException("a subcommand is required\n" + USAGE);
         }
@@ -123,7 +129,7 @@ public final class LocalCluster {
                     throw new IllegalArgumentException(
                             "--taskmanagers must be >= 1, got " + parsed.get(TASK_MANAGERS));
                 }
-                cluster.up(parsed.get(TASK_MANAGERS), out);
+                cluster.up(parsed.get(TASK_MANAGERS), parsed.has(REST_TLS), out);
                 return 0;
             case "down":
                 cluster.down(out);
@@ -137,6 +143,14 @@ public final class LocalCluster {
     }
 
     public void up(int taskManagers, PrintStream out) throws Exception {
+        up(taskManagers, false, out);
+    }
+
+    /**
+     * Starts the cluster; with {@code restTls}, its REST API speaks TLS and asks every client for a
+     * certificate (see {@link RestCertificates}), and {@link #rest()} presents the client's.
+     */
+    public void up(int taskManagers, boolean restTls, PrintStream out) throws Exception {
         if (!pids().isEmpty()) {
             throw new IllegalArgumentException(
                     "a cluster is already up ("
@@ -193,12 +207,16 @@ public final class LocalCluster {
                                 "s3.access-key: local",
                                 "s3.secret-key: local"));
         config.addAll(MetricsPlugin.config(metricsDirectory()));
+        if (restTls) {
+            out.println("making a throwaway CA and the REST API's certificates ...");
+            config.addAll(RestCertificates.create(tlsDirectory()).jobManagerConfig());
+        }
         Files.write(dir.resolve("conf/config.yaml"), config);
 
         Files.writeString(
                 dir.resolve("endpoints.properties"),
-                "rest=http://127.0.0.1:"
-                        + restPort
+                "rest="
+                        + restAddress(restPort)
                         + "\ns3="
                         + s3
                         + "\nkinesis="
@@ -216,17 +234,53 @@ public final class LocalCluster {
                         Integer.toString(rpcPort),
                         Integer.toString(restPort)));
         out.println(
-                "starting the JobManager (REST and web UI on http://127.0.0.1:"
-                        + restPort
-                        + ") ...");
+                "starting the JobManager (REST and web UI on " + restAddress(restPort) + ") ...");
         pointAddressAt(startJobManager());
         for (int i = 1; i <= taskManagers; i++) {
             startTaskManager(i);
         }
         awaitTaskManagers(taskManagers, Duration.ofSeconds(90));
         out.printf(
-                "cluster up: %d TaskManagers, REST http://127.0.0.1:%d, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
-                taskManagers, restPort, s3, BUCKET, kinesis.endpoint(), dir.resolve("logs"));
+                "cluster up: %d TaskManagers, REST %s, S3 %s (bucket %s), Kinesis %s; logs in %s%n",
+                taskManagers,
+                restAddress(restPort),
+                s3,
+                BUCKET,
+                kinesis.endpoint(),
+                dir.resolve("logs"));
+        if (restTls) {
+            out.println(
+                    "the REST API asks for a client certificate; the command line presents one"
+                            + " under\n  export "
+                            + String.join(
+                                    " ", RestCertificates.in(tlsDirectory()).clientEnvironment()));
+        }
+    }
+
+    /** Where {@code up --rest-tls} keeps the REST API's stores; absent without TLS. */
+    private Path tlsDirectory() {
+        return dir.resolve("tls");
+    }
+
+    /** What a client of this cluster presents and trusts, if its REST API speaks TLS. */
+    public Optional<RestTls> restTls() throws IOException {
+        return Files.isDirectory(tlsDirectory())
+                ? Optional.of(RestCertificates.in(tlsDirectory()).client())
+                : Optional.empty();
+    }
+
+    /** The REST API at the address that names the current JobManager, as a client reaches it. */
+    public FlinkRest rest() throws IOException {
+        return rest(endpoints().get("rest"));
+    }
+
+    /** The REST API at {@code url} of this cluster, with the client's certificate under TLS. */
+    public FlinkRest rest(String url) throws IOException {
+        return new FlinkRest(url, restTls());
+    }
+
+    private String restAddress(int port) {
+        return (Files.isDirectory(tlsDirectory()) ? "https" : "http") + "://127.0.0.1:" + port;
     }
 
     /** Every process's log, {@code <process>.log}. */
@@ -279,7 +333,7 @@ public final class LocalCluster {
                                 dist.resolve("lib/s3proxy.jar").toString(),
                                 "--properties",
                                 dir.resolve("conf/s3proxy.properties").toString()));
-        if (!answers("S3Proxy", s3 + "/", Duration.ofSeconds(60), pid)) {
+        if (!answers("S3Proxy at " + s3, () -> get(s3 + "/"), Duration.ofSeconds(60), pid)) {
             throw new IOException("S3Proxy exited at start; see logs/s3proxy.out");
         }
         HttpResponse<String> bucket =
@@ -332,7 +386,8 @@ public final class LocalCluster {
                                             "rest.port=" + restPort,
                                             "-D",
                                             "state.checkpoints.dir=" + CHECKPOINTS + "/jm-" + n)));
-            if (answers(name, jobManagerRest(name) + "/overview", Duration.ofSeconds(90), pid)) {
+            FlinkRest rest = rest(jobManagerRest(name));
+            if (answers(name, () -> rest.get("/overview"), Duration.ofSeconds(90), pid)) {
                 return name;
             }
             if (attempt == 3) {
@@ -352,7 +407,7 @@ public final class LocalCluster {
     /** A JobManager's own REST API, as its container's entrypoint reaches it (localhost:8081). */
     public String jobManagerRest(String name) throws IOException {
         String[] ports = Files.readString(dir.resolve("jobmanagers/" + name)).split(" ");
-        return "http://127.0.0.1:" + ports[1];
+        return restAddress(Integer.parseInt(ports[1]));
     }
 
     /** The JobManager the address names now. */
@@ -440,8 +495,7 @@ public final class LocalCluster {
     public List<String> busyTaskManagers() throws IOException {
         List<String> alive = aliveTaskManagers();
         List<String> busy = new ArrayList<>();
-        for (JsonNode tm :
-                new FlinkRest(endpoints().get("rest")).get("/taskmanagers").path("taskmanagers")) {
+        for (JsonNode tm : rest().get("/taskmanagers").path("taskmanagers")) {
             if (tm.path("freeSlots").asInt() < tm.path("slotsNumber").asInt()
                     && alive.contains(tm.path("id").asText())) {
                 busy.add(tm.path("id").asText());
@@ -650,7 +704,7 @@ public final class LocalCluster {
         out.printf(
                 "the REST address names %s (its own REST API: %s)%n",
                 currentJobManager(), jobManagerRest(currentJobManager()));
-        FlinkRest rest = new FlinkRest(endpoints.get("rest"));
+        FlinkRest rest = rest(endpoints.get("rest"));
         JsonNode jobs;
         try {
             JsonNode overview = rest.get("/overview");
@@ -737,7 +791,7 @@ public final class LocalCluster {
     }
 
     private int awaitTaskManagers(Count n, Duration timeout) throws Exception {
-        FlinkRest rest = new FlinkRest(endpoints().get("rest"));
+        FlinkRest rest = rest();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             replaceExitedTaskManagers();
@@ -779,21 +833,24 @@ public final class LocalCluster {
         }
     }
 
+    private interface Probe {
+        void ask() throws IOException;
+    }
+
     /**
-     * Whether process {@code pid} answers at {@code url} within {@code timeout}: false once it has
+     * Whether process {@code pid} answers {@code probe} within {@code timeout}: false once it has
      * exited without answering, an IOException if it still runs but has not answered.
      */
-    private static boolean answers(String what, String url, Duration timeout, long pid)
+    private static boolean answers(String what, Probe probe, Duration timeout, long pid)
             throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
             try {
-                get(url);
+                probe.ask();
                 return true;
             } catch (IOException e) {
                 if (System.nanoTime() > deadline) {
-                    throw new IOException(
-                            what + " did not answer at " + url + " within " + timeout);
+                    throw new IOException(what + " did not answer within " + timeout, e);
                 }
                 Thread.sleep(200);
             }
