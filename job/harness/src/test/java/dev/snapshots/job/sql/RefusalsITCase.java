@@ -31,9 +31,14 @@ class RefusalsITCase {
             WITH ('connector' = 'filesystem', 'path' = 'target/no-payments.jsonl', 'format' = 'json');
             """;
 
+    /** Planning probes the store: it is the build's, not /tmp's. */
+    private static final String STORE =
+            Path.of("target/snapshots-refusals").toAbsolutePath().toUri().toString();
+
     private static final String SINK_OPTIONS =
-            "'connector' = 'canonical-snapshots', 'store' = 'file:///tmp/snapshots-refusals',"
-                    + " 'pipeline' = 'refusals', 'job-version' = '1', 'buckets' = '4'";
+            "'connector' = 'canonical-snapshots', 'store' = '"
+                    + STORE
+                    + "', 'pipeline' = 'refusals', 'job-version' = '1', 'buckets' = '4'";
 
     private static final String PER_MINUTE =
             " SELECT window_start, window_end, merchant, SUM(amount) FROM TABLE(TUMBLE(TABLE"
@@ -89,9 +94,9 @@ class RefusalsITCase {
                 PAYMENTS
                         + "CREATE TABLE per_minute ("
                         + keyed("total DECIMAL(38, 2)")
-                        + ") WITH ('connector' = 'canonical-snapshots', 'store' ="
-                        + " 'file:///tmp/snapshots-refusals', 'pipeline' = 'refusals',"
-                        + " 'job-version' = '1');\nINSERT INTO per_minute"
+                        + ") WITH ('connector' = 'canonical-snapshots', 'store' = '"
+                        + STORE
+                        + "', 'pipeline' = 'refusals', 'job-version' = '1');\nINSERT INTO per_minute"
                         + PER_MINUTE);
         CASES.put(
                 "`./snapshots run --sql` only: a statement other than `CREATE TABLE`, `CREATE"
