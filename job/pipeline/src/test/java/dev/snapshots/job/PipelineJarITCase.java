@@ -25,11 +25,11 @@ class PipelineJarITCase {
                             .findFirst()
                             .orElseThrow();
         }
-        List<String> entries;
+        List<String> all;
         try (JarFile file = new JarFile(jar.toFile())) {
-            entries =
-                    file.stream().map(e -> e.getName()).filter(n -> n.endsWith(".class")).toList();
+            all = file.stream().map(e -> e.getName()).toList();
         }
+        List<String> entries = all.stream().filter(n -> n.endsWith(".class")).toList();
         System.out.printf(
                 "FIGURES %s: %,d bytes, %,d classes%n",
                 jar.getFileName(), Files.size(jar), entries.size());
@@ -42,7 +42,21 @@ class PipelineJarITCase {
                         "dev/snapshots/job/source/kinesis/KinesisShardSource.class",
                         "dev/snapshots/job/sql/SqlJob.class",
                         "dev/snapshots/table/CanonicalSnapshotsTableFactory.class",
-                        "dev/snapshots/kinesis/SnapshotsKinesisTableFactory.class");
+                        "dev/snapshots/kinesis/SnapshotsKinesisTableFactory.class",
+                        "org/apache/flink/connector/kinesis/source/split/KinesisShardSplit.class",
+                        "org/apache/flink/kinesis/shaded/software/amazon/awssdk/services/kinesis"
+                                + "/KinesisClient.class");
+        assertThat(all)
+                .as(
+                        "the legacy Kinesis consumer and producer and what only they use: the KPL's"
+                                + " native binaries, AWS SDK v1, Guava (46 MB of a 97 MB jar)")
+                .noneMatch(
+                        n ->
+                                n.startsWith("amazon-kinesis-producer-native-binaries/")
+                                        || n.startsWith(
+                                                "org/apache/flink/kinesis/shaded/com/amazonaws/")
+                                        || n.startsWith("org/apache/flink/streaming/connectors/")
+                                        || n.startsWith("com/google/common/"));
         try (JarFile file = new JarFile(jar.toFile())) {
             assertThat(
                             new String(

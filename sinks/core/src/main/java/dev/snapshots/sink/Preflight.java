@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * create-if-absent ({@link StoreConformance}) and one identity per job version ({@link
  * VersionIdentity}). Run as the topology is built, so a refusal stops a submission before it
  * starts, and by every writer as it opens, for a job built some other way or restored from a
- * savepoint under changed settings.
+ * savepoint under changed settings. A writer that restores a checkpoint of its own run skips the
+ * store's probe: its run's writers proved that store before that checkpoint could be taken.
  *
  * <p>Only a writer records a job version's identity. A build may be one that never runs: the deploy
  * tool's check before it stops the running version, a JobManager's plan, a submission refused
@@ -30,14 +31,18 @@ final class Preflight {
     private Preflight() {}
 
     /**
+     * @param probeStore whether to prove the store's conformance here: not when the caller knows it
+     *     proven for this run (see {@link SnapshotWriter})
      * @return {@code config}, with the window length its job version recorded when it had none; if
      *     the version recorded none either, the rows give it, and the identity is recorded with the
      *     first part (until then it is compared on everything else)
      */
     static <T> SnapshotSinkConfig<T> check(
-            SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store)
+            SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store, boolean probeStore)
             throws IOException {
-        StoreConformance.require(store);
+        if (probeStore) {
+            StoreConformance.require(store);
+        }
         SnapshotSinkConfig<T> known = config;
         if (!config.windowLengthKnown()) {
             Optional<VersionIdentity> recorded =
@@ -83,14 +88,18 @@ final class Preflight {
      * @return as {@link #check}
      */
     static <T> SnapshotSinkConfig<T> inWriter(
-            SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store, Counter retries)
+            SnapshotSinkConfig<T> config,
+            int maxParallelism,
+            ObjectStore store,
+            Counter retries,
+            boolean probeStore)
             throws IOException {
         try {
             return config.backoff()
                     .run(
                             retries,
                             "check " + store.describe() + " before publishing",
-                            () -> check(config, maxParallelism, store));
+                            () -> check(config, maxParallelism, store, probeStore));
         } catch (StoreConformance.NonConformingStoreException
                 | VersionIdentity.IdentityMismatchException e) {
             throw new SuppressRestartsException(e);

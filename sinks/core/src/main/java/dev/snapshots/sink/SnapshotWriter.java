@@ -83,7 +83,19 @@ final class SnapshotWriter<T>
         this.staged = context.metricGroup().counter("partsStaged");
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
-        this.config = Preflight.inWriter(config, maxParallelism, store, retries);
+        // A checkpoint of this run was taken by its writers once each had opened, so after it
+        // proved the store (the run's config names that store; a new submission is a new run).
+        // Probing again would only delay the restart: on a TaskManager new to the job by seconds.
+        boolean ownRunRestored = restored.stream().anyMatch(r -> r.run().equals(run));
+        if (ownRunRestored) {
+            LOG.info(
+                    "{} not probed for conformance again: subtask {} restores a checkpoint of its"
+                            + " own run {}, whose writers proved it as the run started",
+                    store.describe(),
+                    subtask,
+                    run.id());
+        }
+        this.config = Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
     }
 
     @Override
@@ -124,7 +136,8 @@ final class SnapshotWriter<T>
             } catch (IllegalArgumentException e) {
                 throw refuse("rows of the window " + window(start, end) + ": " + e.getMessage());
             }
-            config = Preflight.inWriter(first, maxParallelism, store, retries);
+            // The store was checked (or known proven) as this writer opened.
+            config = Preflight.inWriter(first, maxParallelism, store, retries, false);
             LOG.info(
                     "{} v={} writes windows of {}, as its first part's rows say",
                     config.pipeline(),

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -159,6 +160,15 @@ public final class StoreConformance {
         } catch (IOException e) {
             return new Verdict(store.describe(), Optional.empty(), Optional.of(e.getMessage()));
         }
+    }
+
+    /**
+     * Forgets the stores this process proved, as a TaskManager's new process knows none: for tests
+     * that run a whole cluster in one process.
+     */
+    @VisibleForTesting
+    static void forgetProven() {
+        PROVEN.clear();
     }
 
     /**

@@ -3,7 +3,9 @@ package dev.snapshots.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.store.ObjectStore;
+import dev.snapshots.store.ProvenStores;
 import dev.snapshots.store.StoreConformance;
 import dev.snapshots.store.StoreConformance.NonConformingStoreException;
 import dev.snapshots.store.StoreConformance.Verdict;
@@ -13,16 +15,29 @@ import dev.snapshots.testkit.S3ProxyServer;
 import dev.snapshots.testkit.StoreKind;
 import dev.snapshots.testutils.CountingMetricGroup;
 import dev.snapshots.testutils.KeyTotal;
+import dev.snapshots.testutils.Metrics;
 import dev.snapshots.testutils.Readings;
 import dev.snapshots.testutils.SnapshotTestJob;
 import dev.snapshots.testutils.StoreContents;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -33,7 +48,17 @@ import org.junit.jupiter.params.provider.EnumSource;
  * replace it too.
  */
 class StoreConformanceITCase {
-    @RegisterExtension static final MiniClusterExtension CLUSTER = new MiniClusterExtension();
+    private static final InMemoryReporter REPORTER = InMemoryReporter.createWithRetainedMetrics();
+
+    /** A slot per TaskManager: the job's two subtasks run on both, so losing one fails the job. */
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(2)
+                            .setNumberSlotsPerTaskManager(1)
+                            .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
+                            .build());
 
     private static final Readings READINGS = Readings.of(4, 60_000, 20, 10);
 
@@ -124,6 +149,69 @@ class StoreConformanceITCase {
     }
 
     /**
+     * The probe costs a TaskManager new to the job seconds before its tasks run. A writer restoring
+     * a checkpoint of its own run skips it: that run's writers proved the store before any
+     * checkpoint. A new run (a new submission, from a savepoint or not) probes as it starts. The
+     * file store keeps each probe's directory under {@code _conformance/}, so they can be counted;
+     * the cluster runs in this process, so what it proved is forgotten where a real TaskManager
+     * would be a new process.
+     */
+    @Test
+    void aJobRestoredAfterATaskManagerLossDoesNotProbeAgainWhileANewRunDoes(
+            @InjectMiniCluster MiniCluster cluster, @TempDir Path root, @TempDir Path savepoints)
+            throws Exception {
+        StoreSpec store = StoreSpec.local(root);
+        Readings readings = Readings.of(16, 60_000, 400, 20); // 2 s a window
+        JobClient first =
+                SnapshotTestJob.over(readings)
+                        .store(store)
+                        .eventsPerSecond(200)
+                        .beforeSubmit(ProvenStores::forget)
+                        .start();
+        SnapshotSinkITCase.awaitParts(store, 4);
+        int atStart = probes(root);
+        assertThat(atStart).as("probes by the build and the writers of a new run").isGreaterThan(1);
+
+        ProvenStores.forget();
+        int partsBefore = parts(root);
+        cluster.terminateTaskManager(0).get(30, TimeUnit.SECONDS);
+        cluster.startTaskManager();
+        // Two windows more: both restored writers opened and wrote.
+        SnapshotSinkITCase.awaitParts(store, partsBefore + 8);
+        assertThat(Metrics.gaugeMax(REPORTER, first.getJobID(), "numRestarts"))
+                .as("the job failed over")
+                .isPositive();
+        assertThat(probes(root)).as("probes after the restore of its own run").isEqualTo(atStart);
+
+        String savepoint =
+                first.stopWithSavepoint(
+                                false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(2, TimeUnit.MINUTES);
+        SnapshotTestJob.over(readings)
+                .store(store)
+                .fromSavepoint(savepoint)
+                .beforeSubmit(ProvenStores::forget)
+                .run();
+
+        assertThat(probes(root))
+                .as("probes by the build and the writers of a run from the savepoint")
+                .isGreaterThan(atStart + 1);
+        SnapshotSinkITCase.assertPublishedExactlyOnce(store, readings, 4, 1);
+    }
+
+    private static int probes(Path root) throws IOException {
+        try (Stream<Path> probes = Files.list(root.resolve(ObjectKeys.CONFORMANCE_PREFIX))) {
+            return (int) probes.count();
+        }
+    }
+
+    private static int parts(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root.resolve(SnapshotTestJob.PIPELINE))) {
+            return (int) files.filter(f -> f.toString().endsWith(".parquet")).count();
+        }
+    }
+
+    /**
      * Tried as a new user would: a job into such a store is refused before it is submitted, and
      * nothing is published.
      */
@@ -159,7 +247,8 @@ class StoreConformanceITCase {
                                             config,
                                             128,
                                             store,
-                                            new CountingMetricGroup().counter("retries")))
+                                            new CountingMetricGroup().counter("retries"),
+                                            true))
                     .isInstanceOf(SuppressRestartsException.class)
                     .hasRootCauseInstanceOf(NonConformingStoreException.class);
         }

@@ -210,7 +210,8 @@ class VersionIdentityITCase {
                                             eightBuckets,
                                             128,
                                             s,
-                                            new CountingMetricGroup().counter("retries")))
+                                            new CountingMetricGroup().counter("retries"),
+                                            true))
                     .isInstanceOf(SuppressRestartsException.class)
                     .hasRootCauseInstanceOf(IdentityMismatchException.class);
         }

@@ -51,6 +51,7 @@ public final class SnapshotTestJob {
     private Backoff backoff = new Backoff(6, Duration.ofMillis(20), Duration.ofMillis(500));
     private long failAfterEvents = -1;
     private String savepoint;
+    private Runnable beforeSubmit = () -> {};
     private RowFormat<KeyTotal> rowFormat = new KeyTotal.Format();
     private final Configuration settings = new Configuration();
 
@@ -119,6 +120,12 @@ public final class SnapshotTestJob {
     /** A setting of the job's, as a team's production configuration would give it. */
     public SnapshotTestJob setting(String key, String value) {
         settings.setString(key, value);
+        return this;
+    }
+
+    /** Runs once the job is built (and its store checked there), before it is submitted. */
+    public SnapshotTestJob beforeSubmit(Runnable beforeSubmit) {
+        this.beforeSubmit = beforeSubmit;
         return this;
     }
 
@@ -192,6 +199,7 @@ public final class SnapshotTestJob {
         } else {
             sink.assemble(totals);
         }
+        beforeSubmit.run();
         return env.executeAsync("snapshot-test v" + jobVersion);
     }
 
