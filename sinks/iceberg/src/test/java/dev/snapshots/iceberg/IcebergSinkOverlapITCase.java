@@ -100,15 +100,16 @@ class IcebergSinkOverlapITCase {
                 readerTable.values().stream().filter(n -> n > 1).count(),
                 Iterables.size(t.snapshots()));
 
-        assertThat(icebergSink)
-                .as("Iceberg's own sink: every (window, device) once per execution")
-                .hasSize(reference.size())
-                .allSatisfy((key, n) -> assertThat(n).as(key).isEqualTo(2));
         assertThat(readerTable)
                 .as("the reader table: every (window, device) once")
                 .hasSize(reference.size())
                 .allSatisfy((key, n) -> assertThat(n).as(key).isEqualTo(1));
         assertThat(rows(t, t.currentSnapshot())).containsExactlyInAnyOrderElementsOf(reference);
+        // At least once per execution: a loaded run of CI's build saw the last window three times.
+        assertThat(icebergSink)
+                .as("Iceberg's own sink: every (window, device) at least once per execution")
+                .hasSize(reference.size())
+                .allSatisfy((key, n) -> assertThat(n).as(key).isGreaterThanOrEqualTo(2));
     }
 
     /** Writes the totals into both tables: through Iceberg's sink and through this one. */
