@@ -259,9 +259,10 @@ public final class CanonicalSnapshotSink<T>
         String uid = config.sinkUid();
         TypeInformation<CommittableMessage<SnapshotCommittable>> committables =
                 CommittableMessageTypeInfo.of(SnapshotCommittableSerializer::new);
+        DataStream<SnapshotPart<T>> parts =
+                PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType());
         SingleOutputStreamOperator<CommittableMessage<SnapshotCommittable>> committed =
-                PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
-                        .transform(
+                parts.transform(
                                 uid + ": Writer",
                                 committables,
                                 new SinkWriterOperatorFactory<>(sink))
@@ -275,11 +276,13 @@ public final class CanonicalSnapshotSink<T>
                                         env.getCheckpointConfig().isCheckpointingEnabled()))
                         .uid("Sink Committer: " + uid);
         SingleOutputStreamOperator<Void> pointer = completionPointer(committed, uid + ": ");
-        // Flink 1.20 makes every exchange ahead of a sink's post-commit operators aligned-only (its
-        // walk from them does not stop at the writer); ours too, so that this runs as Flink's
-        // expansion would.
+        // Flink makes the exchanges from its sink's writer to the post-commit operators
+        // aligned-only (1.20.3's walk stops at the writer, 1.20.1's went on upstream); ours too,
+        // so that this runs as Flink's expansion would.
+        List<Transformation<?>> upstream = parts.getTransformation().getTransitivePredecessors();
         for (Transformation<?> ahead : pointer.getTransformation().getTransitivePredecessors()) {
-            if (ahead instanceof PartitionTransformation<?> exchange) {
+            if (ahead instanceof PartitionTransformation<?> exchange
+                    && !upstream.contains(exchange)) {
                 exchange.getPartitioner().disableUnalignedCheckpoints();
             }
         }
