@@ -4,7 +4,7 @@
 #
 #   snapshots-local/debian:bookworm      Debian's minimal root filesystem (debootstrap), imported
 #   snapshots-local/jre:17               + openjdk-17-jre-headless (Debian)
-#   snapshots-local/flink:1.20.1-java17  + Flink 1.20.1 from Maven artifacts and an entrypoint like
+#   snapshots-local/flink:1.20.3-java17  + Flink 1.20.3 from Maven artifacts and an entrypoint like
 #                                          the official image's (for FLINK_IMAGE)
 #   snapshots-local/s3proxy:4.1.0        + S3Proxy's jar from Maven (for S3PROXY_IMAGE)
 #   snapshots-local/node:20              Node.js 20 and npm from the npm registry (for NODE_IMAGE)
@@ -79,8 +79,8 @@ tr ':' '\n' < "$dist/classpath.txt" | xargs cp -t "$stage/flink/lib"
 cp "$dist"/plugins/s3-fs-presto/flink-s3-fs-presto-*.jar "$stage/flink/opt/"
 cp "$here"/flink/docker-entrypoint.sh "$here"/flink/config.yaml "$here"/flink/log4j-console.properties \
   "$stage/flink/"
-timed "build snapshots-local/flink:1.20.1-java17" \
-  build snapshots-local/flink:1.20.1-java17 flink "$stage/flink"
+timed "build snapshots-local/flink:1.20.3-java17" \
+  build snapshots-local/flink:1.20.3-java17 flink "$stage/flink"
 
 cp "$dist/lib/s3proxy.jar" "$here/s3proxy/entrypoint.sh" "$stage/s3proxy/"
 timed "build snapshots-local/s3proxy:4.1.0" build snapshots-local/s3proxy:4.1.0 s3proxy "$stage/s3proxy"

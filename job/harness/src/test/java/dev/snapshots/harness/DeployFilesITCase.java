@@ -144,7 +144,7 @@ class DeployFilesITCase {
         List<String> lines = Files.readAllLines(ROOT.resolve("deploy/docker/Dockerfile"));
         assertThat(lines)
                 .contains(
-                        "ARG FLINK_IMAGE=flink:1.20.1-java17", "FROM ${FLINK_IMAGE}", "USER flink");
+                        "ARG FLINK_IMAGE=flink:1.20.3-java17", "FROM ${FLINK_IMAGE}", "USER flink");
         assertThat(String.join("\n", lines))
                 .contains("/opt/flink/plugins/s3-fs-presto", "/opt/flink/usrlib/snapshots-job.jar");
         assertCopySourcesExist(lines, ROOT);

@@ -11,8 +11,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -74,7 +72,7 @@ import org.slf4j.LoggerFactory;
  */
 @PublicEvolving
 public final class CanonicalSnapshotSink<T>
-        implements Sink<SnapshotPart<T>>,
+        implements WriterInitSink<SnapshotPart<T>>,
                 SupportsWriterState<SnapshotPart<T>, SnapshotWriter.State>,
                 SupportsCommitter<SnapshotCommittable>,
                 SupportsPostCommitTopology<SnapshotCommittable> {
@@ -259,9 +257,10 @@ public final class CanonicalSnapshotSink<T>
         String uid = config.sinkUid();
         TypeInformation<CommittableMessage<SnapshotCommittable>> committables =
                 CommittableMessageTypeInfo.of(SnapshotCommittableSerializer::new);
+        DataStream<SnapshotPart<T>> parts =
+                PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType());
         SingleOutputStreamOperator<CommittableMessage<SnapshotCommittable>> committed =
-                PartAssembler.assemble(windowResults, config, laidOut, windowResults.getType())
-                        .transform(
+                parts.transform(
                                 uid + ": Writer",
                                 committables,
                                 new SinkWriterOperatorFactory<>(sink))
@@ -275,11 +274,13 @@ public final class CanonicalSnapshotSink<T>
                                         env.getCheckpointConfig().isCheckpointingEnabled()))
                         .uid("Sink Committer: " + uid);
         SingleOutputStreamOperator<Void> pointer = completionPointer(committed, uid + ": ");
-        // Flink 1.20 makes every exchange ahead of a sink's post-commit operators aligned-only (its
-        // walk from them does not stop at the writer); ours too, so that this runs as Flink's
-        // expansion would.
+        // Flink makes the exchanges from its sink's writer to the post-commit operators
+        // aligned-only (1.20.3's and 2.3's walk stops at the writer, 1.20.1's went on upstream);
+        // ours too, so that this runs as Flink's expansion would.
+        List<Transformation<?>> upstream = parts.getTransformation().getTransitivePredecessors();
         for (Transformation<?> ahead : pointer.getTransformation().getTransitivePredecessors()) {
-            if (ahead instanceof PartitionTransformation<?> exchange) {
+            if (ahead instanceof PartitionTransformation<?> exchange
+                    && !upstream.contains(exchange)) {
                 exchange.getPartitioner().disableUnalignedCheckpoints();
             }
         }
@@ -365,14 +366,6 @@ public final class CanonicalSnapshotSink<T>
         return new WriterStateSerializer();
     }
 
-    /** Flink 1.20 still declares this abstract; it is never called when the method above exists. */
-    @Override
-    @Deprecated
-    public SinkWriter<SnapshotPart<T>> createWriter(InitContext context) throws IOException {
-        throw new UnsupportedOperationException(
-                "this sink needs a WriterInitContext (Flink 1.19 or later)");
-    }
-
     @Override
     public Committer<SnapshotCommittable> createCommitter(CommitterInitContext context) {
         return new SnapshotCommitter(config, context.metricGroup());
@@ -419,7 +412,7 @@ public final class CanonicalSnapshotSink<T>
      * an outage), and chained to the writer it would stall the window with it.
      */
     static final class WindowRowsSink<T>
-            implements Sink<T>,
+            implements WriterInitSink<T>,
                     SupportsWriterState<T, SnapshotWriter.State>,
                     SupportsCommitter<SnapshotCommittable>,
                     SupportsPreCommitTopology<SnapshotCommittable, SnapshotCommittable>,
@@ -450,13 +443,6 @@ public final class CanonicalSnapshotSink<T>
         @Override
         public SimpleVersionedSerializer<SnapshotWriter.State> getWriterStateSerializer() {
             return parts.getWriterStateSerializer();
-        }
-
-        @Override
-        @Deprecated
-        public SinkWriter<T> createWriter(InitContext context) {
-            throw new UnsupportedOperationException(
-                    "this sink needs a WriterInitContext (Flink 1.19 or later)");
         }
 
         @Override

@@ -133,8 +133,13 @@ final class PartAssembler {
         }
 
         @Override
-        public Trigger<Object, TimeWindow> getDefaultTrigger(StreamExecutionEnvironment env) {
+        public Trigger<Object, TimeWindow> getDefaultTrigger() {
             return EventTimeTrigger.create();
+        }
+
+        /** Flink 1.20 declares this one abstract and calls it; Flink 2 has only the one above. */
+        public Trigger<Object, TimeWindow> getDefaultTrigger(StreamExecutionEnvironment env) {
+            return getDefaultTrigger();
         }
 
         @Override

@@ -8,6 +8,8 @@ import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.operators.ChainingStrategy;
+import org.apache.flink.streaming.api.transformations.PhysicalTransformation;
 import org.apache.flink.streaming.api.transformations.SourceTransformation;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.connector.ChangelogMode;
@@ -61,6 +63,10 @@ final class CanonicalSnapshotsTableSink implements DynamicTableSink {
                         rows.transform(uid, rows.getType(), windowTimestamps(rows))
                                 .uid(uid)
                                 .setParallelism(rows.getParallelism());
+                // Chained to the query's last operator. Set on the transformation, as both Flink
+                // lines allow (Flink 2 no longer lets an operator set its own).
+                ((PhysicalTransformation<RowData>) stamped.getTransformation())
+                        .setChainingStrategy(ChainingStrategy.ALWAYS);
                 return sink.assemble(stamped);
             }
         };

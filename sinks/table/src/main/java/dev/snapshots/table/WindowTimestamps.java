@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -53,7 +52,6 @@ final class WindowTimestamps extends AbstractStreamOperator<RowData>
         this.windowMillis = windowMillis;
         this.whence = windowMillis == 0 ? null : whence;
         this.format = format;
-        setChainingStrategy(ChainingStrategy.ALWAYS);
     }
 
     @Override

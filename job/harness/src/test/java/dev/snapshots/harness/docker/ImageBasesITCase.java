@@ -20,19 +20,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The job's image (deploy/docker/Dockerfile) on either base: the official flink:1.20.1-java17, its
+ * The job's image (deploy/docker/Dockerfile) on either base: the official flink:1.20.3-java17, its
  * default, and the local one deploy/local-images builds where no registry answers. What the
  * Dockerfile and its entrypoint take from the base is listed once, {@link #FROM_THE_BASE}: the
  * image built on the local base is checked for each by running it; the official image cannot be
  * pulled here, so for it the list is checked against what its published Dockerfile (apache/
- * flink-docker, 1.20/scala_2.12-java17-ubuntu) and Flink 1.20.1's binary distribution provide, as
+ * flink-docker, 1.20/scala_2.12-java17-ubuntu) and Flink 1.20.3's binary distribution provide, as
  * recorded in the list, and the job's files are checked to use nothing else.
  */
 @ExtendWith(DockerEngine.Extension.class)
 class ImageBasesITCase {
     private static final Path ROOT =
             Path.of(System.getProperty("snapshots.root")).toAbsolutePath().normalize();
-    private static final String LOCAL_BASE = "snapshots-local/flink:1.20.1-java17";
+    private static final String LOCAL_BASE = "snapshots-local/flink:1.20.3-java17";
 
     /** docker-compose.yml's tag: the stack, if it runs later, builds on this one's layers. */
     private static final String JOB_IMAGE = "snapshots-job:local";
@@ -50,7 +50,7 @@ class ImageBasesITCase {
                     "/opt/flink/lib",
                     "base: the distribution's lib/ (FLINK_HOME=/opt/flink), Flink's runtime",
                     "/opt/flink/opt",
-                    "base: the distribution's opt/, flink-s3-fs-presto-1.20.1.jar among it",
+                    "base: the distribution's opt/, flink-s3-fs-presto-1.20.3.jar among it",
                     "/opt/flink/plugins",
                     "base: the distribution's plugins/; the Dockerfile adds s3-fs-presto",
                     "/opt/flink/usrlib",
@@ -64,7 +64,7 @@ class ImageBasesITCase {
         String entrypoint = Files.readString(ROOT.resolve("deploy/docker/snapshots-entrypoint.sh"));
         assertThat(dockerfile)
                 .as("the official image stays the default base")
-                .contains("ARG FLINK_IMAGE=flink:1.20.1-java17\nFROM ${FLINK_IMAGE}")
+                .contains("ARG FLINK_IMAGE=flink:1.20.3-java17\nFROM ${FLINK_IMAGE}")
                 .contains("USER flink", "chown -R flink:flink", "apt-get install");
         Set<String> used = new TreeSet<>();
         Matcher m =
