@@ -2,6 +2,7 @@ package dev.snapshots.job.sql;
 
 import static dev.snapshots.job.sql.KinesisTableITCase.MINUTE;
 import static dev.snapshots.job.sql.KinesisTableITCase.START;
+import static dev.snapshots.job.sql.KinesisTableITCase.neverIdle;
 import static dev.snapshots.job.sql.KinesisTableITCase.pointer;
 import static dev.snapshots.job.sql.KinesisTableITCase.reference;
 import static dev.snapshots.job.sql.KinesisTableITCase.script;
@@ -192,12 +193,9 @@ class KinesisSqlSavepointFixtureITCase {
             conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint.toString());
         }
         // Never idle: the fixture's minute 2 stays open, and the restored job's closes by its rows.
-        String connector = "'connector' = 'snapshots-kinesis',";
         return SqlJob.start(
                 StreamExecutionEnvironment.getExecutionEnvironment(conf),
-                SqlScript.parse(
-                        script(arn, endpoint, store)
-                                .replace(connector, connector + " 'source.idleness' = '0 s',")),
+                SqlScript.parse(neverIdle(script(arn, endpoint, store))),
                 "kinesis orders");
     }
 }

@@ -422,14 +422,19 @@ class KinesisTableITCase {
      * between a test's phases) would move its watermark to the wall clock and close every window.
      */
     private static String steady(String script, int parallelism, String checkpoints) {
-        String connector = "'connector' = 'snapshots-kinesis',";
-        assertThat(script).contains(connector);
-        return script.replace(connector, connector + " 'source.idleness' = '0 s',")
+        return neverIdle(script)
                 + "\nSET 'parallelism.default' = '"
                 + parallelism
                 + "';\nSET 'execution.checkpointing.interval' = '"
                 + checkpoints
                 + "';\n";
+    }
+
+    /** {@code script} with its Kinesis table's shards never idle. */
+    static String neverIdle(String script) {
+        String connector = "'connector' = 'snapshots-kinesis',";
+        assertThat(script).contains(connector);
+        return script.replace(connector, connector + " 'source.idleness' = '0 s',");
     }
 
     /**
