@@ -83,19 +83,38 @@ final class SnapshotWriter<T>
         this.staged = context.metricGroup().counter("partsStaged");
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
-        // A checkpoint of this run was taken by its writers once each had opened, so after it
-        // proved the store (the run's config names that store; a new submission is a new run).
-        // Probing again would only delay the restart: on a TaskManager new to the job by seconds.
+        // A checkpoint of this run was taken by its writers once each had opened, so after they
+        // proved the store and checked (or recorded) the job version's identity, which is never
+        // replaced once recorded (the run's config names that store and that identity; a new
+        // submission is a new run). Checking again would only delay the restart, by the store's
+        // round trips: on a TaskManager new to the job, seconds. Unless the window's length is
+        // still to be read from the identity the version recorded.
         boolean ownRunRestored = restored.stream().anyMatch(r -> r.run().equals(run));
-        if (ownRunRestored) {
+        if (ownRunRestored && config.windowLengthKnown()) {
             LOG.info(
-                    "{} not probed for conformance again: subtask {} restores a checkpoint of its"
-                            + " own run {}, whose writers proved it as the run started",
+                    "{} not probed for conformance again, nor the job version's identity checked:"
+                            + " subtask {} restores a checkpoint of its own run {}, whose writers"
+                            + " checked both as the run started",
                     store.describe(),
                     subtask,
                     run.id());
+            this.config = config;
+        } else {
+            long checking = System.nanoTime();
+            this.config =
+                    Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
+            // Timed, because a restarting task waits for it: the chaos report reads it here.
+            LOG.info(
+                    "Subtask {} checked {} in {} ms before publishing: {}",
+                    subtask,
+                    store.describe(),
+                    Duration.ofNanos(System.nanoTime() - checking).toMillis(),
+                    ownRunRestored
+                            ? "the job version's identity (its own run's writers proved its"
+                                    + " conformance)"
+                            : "its conformance, unless this process proved it, and the job"
+                                    + " version's identity");
         }
-        this.config = Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
     }
 
     @Override

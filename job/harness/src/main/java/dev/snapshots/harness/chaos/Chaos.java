@@ -144,10 +144,12 @@ public final class Chaos {
     }
 
     private boolean execute() throws Exception {
+        LocalCluster cluster = new LocalCluster(root, out.resolve("cluster"));
+        // Processes left by an aborted run, before their PID files go with the directory: deleted
+        // first, they were left running beside the next runs.
+        cluster.down(quiet());
         FileTrees.deleteRecursively(out);
         Files.createDirectories(out);
-        LocalCluster cluster = new LocalCluster(root, out.resolve("cluster"));
-        cluster.down(quiet()); // processes left by an aborted run
         progress.say(
                 "bringing up the cluster (%d TaskManagers, S3Proxy, kinesalite) in %s",
                 plan.taskManagers, out.resolve("cluster"));

@@ -70,6 +70,7 @@ final class ChaosPage {
             pointer(h, report, windows, extent);
             figures(h, report);
             kills(h, report);
+            recovery(h, report);
             deadLetters(h, report);
             violations(h, report);
         }
@@ -449,8 +450,7 @@ final class ChaosPage {
         h.raw("<h2>Figures</h2><table><tr><th>figure</th><th>value</th></tr>");
         for (Iterator<Map.Entry<String, JsonNode>> it = report.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> f = it.next();
-            if (!List.of("plan", "kills", "violations", "deadLetters", "notes", "pointer")
-                    .contains(f.getKey())) {
+            if (!ChaosReport.TABLES.contains(f.getKey())) {
                 h.raw("<tr>")
                         .el("td", "", f.getKey())
                         .el("td", "", flat(f.getValue()))
@@ -478,6 +478,80 @@ final class ChaosPage {
                     .raw("</tr>");
         }
         h.raw("</table>");
+    }
+
+    /**
+     * Each kill's recovery in its parts, then the median and worst outside the outage; ? where the
+     * run could not observe a part. Absent from reports written before the parts were measured.
+     */
+    private static void recovery(Html h, JsonNode report) {
+        if (!report.has("recovery")) {
+            return;
+        }
+        h.el("h2", "", "Recovery, part by part");
+        h.el("p", "class=\"sub\"", ChaosReport.RECOVERY_NOTE);
+        h.raw("<table class=\"recovery\"><tr><th class=\"n\">at window</th><th>killed</th>");
+        h.el("th", "class=\"n\"", "running again (s)");
+        RecoveryParts.PARTS.forEach(p -> h.el("th", "class=\"n\"", p));
+        h.raw("<th>last to run</th>").el("th", "class=\"n\"", "checkpointed (s)").raw("</tr>");
+        for (JsonNode k : report.path("kills")) {
+            h.raw("<tr>")
+                    .el("td", "class=\"n\"", fmt(k.path("window").asDouble()))
+                    .el(
+                            "td",
+                            "",
+                            k.path("killed").asText()
+                                    + (k.path("duringTheOutage").asBoolean()
+                                            ? " (during the S3 outage)"
+                                            : ""));
+            for (String column : ChaosReport.RECOVERY_COLUMNS) {
+                if (column.equals("recoverySeconds")) {
+                    h.el(
+                            "td",
+                            "",
+                            k.path("lastToRun")
+                                    .asText("? (" + k.path("unknownBecause").asText() + ")"));
+                }
+                JsonNode v =
+                        RecoveryParts.PARTS.contains(column)
+                                ? k.path("parts").path(column)
+                                : k.path(column);
+                h.el("td", "class=\"n\"", v.isNumber() ? fmt1(v.asDouble()) : "?");
+            }
+            h.raw("</tr>");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = report.path("recovery").fields();
+                it.hasNext(); ) {
+            Map.Entry<String, JsonNode> kind = it.next();
+            for (String figure : List.of("median", "worst")) {
+                h.raw("<tr class=\"summary\">")
+                        .el("td", "", figure)
+                        .el(
+                                "td",
+                                "",
+                                kind.getValue().path("kills").asInt()
+                                        + (kind.getKey().startsWith("taskManager")
+                                                ? " TaskManager"
+                                                : " JobManager")
+                                        + " kills outside the S3 outage");
+                for (String column : ChaosReport.RECOVERY_COLUMNS) {
+                    if (column.equals("recoverySeconds")) {
+                        h.el("td", "", "");
+                    }
+                    JsonNode c = kind.getValue().path(column);
+                    h.el(
+                            "td",
+                            "class=\"n\"",
+                            c.path(figure).isNumber() ? fmt1(c.path(figure).asDouble()) : "?");
+                }
+                h.raw("</tr>");
+            }
+        }
+        h.raw("</table>");
+    }
+
+    private static String fmt1(double v) {
+        return String.format(Locale.ROOT, "%.1f", v);
     }
 
     private static void deadLetters(Html h, JsonNode report) {

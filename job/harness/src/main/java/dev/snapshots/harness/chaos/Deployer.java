@@ -193,15 +193,19 @@ final class Deployer {
                             "recovered %.1f s after the kill of %s",
                             (recovered - at) / 1000.0, victim);
                     report.kill(
-                            ordered(
-                                    "window",
-                                    window,
-                                    "killed",
-                                    victim,
-                                    "replacement",
-                                    replacement,
-                                    "recoverySeconds",
-                                    (recovered - at) / 1000.0));
+                            measured(
+                                    ordered(
+                                            "window",
+                                            window,
+                                            "killed",
+                                            victim,
+                                            "replacement",
+                                            replacement,
+                                            "recoverySeconds",
+                                            (recovered - at) / 1000.0),
+                                    at,
+                                    recovered,
+                                    interrupted));
                     break;
                 }
             case "older-savepoint":
@@ -317,7 +321,11 @@ final class Deployer {
                                     "uploadsAborted",
                                     aborted,
                                     "recoverySeconds",
-                                    seconds));
+                                    seconds,
+                                    "fromMillis",
+                                    at,
+                                    "untilMillis",
+                                    back + (long) (seconds * 1000)));
                     break;
                 }
             default:
@@ -399,17 +407,21 @@ final class Deployer {
                 "%s resumed the job from %s; recovered %.1f s after the kill of %s",
                 successor, resumedFrom(said), (recovered - at) / 1000.0, old);
         report.kill(
-                ordered(
-                        "window",
-                        window,
-                        "killed",
-                        old,
-                        "replacement",
-                        successor,
-                        "resumedFrom",
-                        resumedFrom(said),
-                        "recoverySeconds",
-                        (recovered - at) / 1000.0));
+                measured(
+                        ordered(
+                                "window",
+                                window,
+                                "killed",
+                                old,
+                                "replacement",
+                                successor,
+                                "resumedFrom",
+                                resumedFrom(said),
+                                "recoverySeconds",
+                                (recovered - at) / 1000.0),
+                        at,
+                        recovered,
+                        id -> true));
     }
 
     /**
@@ -444,19 +456,23 @@ final class Deployer {
                 "%s resumed the job from %s; recovered %.1f s after the kill of %s",
                 takesOver, resumedFrom(said), (recovered - at) / 1000.0, killed);
         report.kill(
-                ordered(
-                        "window",
-                        window,
-                        "killed",
-                        killed,
-                        "replacement",
-                        replacement,
-                        "takenOverBy",
-                        takesOver,
-                        "resumedFrom",
-                        resumedFrom(said),
-                        "recoverySeconds",
-                        (recovered - at) / 1000.0));
+                measured(
+                        ordered(
+                                "window",
+                                window,
+                                "killed",
+                                killed,
+                                "replacement",
+                                replacement,
+                                "takenOverBy",
+                                takesOver,
+                                "resumedFrom",
+                                resumedFrom(said),
+                                "recoverySeconds",
+                                (recovered - at) / 1000.0),
+                        at,
+                        recovered,
+                        id -> true));
     }
 
     /**
@@ -670,6 +686,25 @@ final class Deployer {
         } catch (IOException jobManagerAway) {
             return id -> true;
         }
+    }
+
+    /**
+     * {@code kill}, a kill's figures, with when it happened and recovered (for the report's verdict
+     * on whether it overlapped the S3 outage) and the parts of its recovery, asked at once: the
+     * REST API keeps only each task's latest attempt, and a later kill would replace it.
+     */
+    private Map<String, Object> measured(
+            Map<String, Object> kill, long at, long recovered, Predicate<String> counted) {
+        kill.put("atMillis", at);
+        kill.put("recoveredMillis", recovered);
+        List<String> running;
+        try {
+            running = rest.unfinishedJobs().stream().filter(counted).toList();
+        } catch (IOException jobManagerAway) {
+            running = List.of();
+        }
+        kill.putAll(RecoveryParts.measure(rest, cluster.logsDirectory(), running, at));
+        return kill;
     }
 
     /**

@@ -153,6 +153,80 @@ class ChaosPageBrowserITCase {
         }
     }
 
+    /**
+     * The recovery table: each kill's parts, a part the run could not observe as "?", and the
+     * median and worst of each kind over the kills outside the S3 outage only.
+     */
+    @Test
+    void theRecoveryTableGivesEachKillsPartsAndLeavesTheOutageOut() throws Exception {
+        Path dir = Files.createDirectories(OUT.resolve("chaos-recovery"));
+        ChaosPlan plan = ChaosPlan.parse(new String[] {"--windows", "12", "--s3-outage", "20"});
+        ChaosReport report = new ChaosReport();
+        report.put(
+                "s3Outage",
+                ordered(
+                        "window",
+                        7.2,
+                        "seconds",
+                        20,
+                        "recoverySeconds",
+                        5.0,
+                        "fromMillis",
+                        70_000L,
+                        "untilMillis",
+                        95_000L));
+        report.kill(taskManagerKill(2.3, 20_000L, 6.2, 1.5));
+        report.kill(taskManagerKill(7.4, 72_000L, 30.0, null));
+        report.kill(taskManagerKill(9.9, 99_000L, 8.0, null));
+        Path empty = Files.createDirectories(dir.resolve("counters"));
+        report.jobFigures(
+                empty, new LocalObjectStore(Files.createDirectories(dir.resolve("store"))));
+        report.write(dir, plan);
+
+        try (Chromium browser = Chromium.start(1400, 900)) {
+            browser.open(dir.resolve("report.html"));
+            java.util.List<String> rows = new java.util.ArrayList<>();
+            browser.evaluate(
+                            "[...document.querySelectorAll('table.recovery tr')].slice(1)"
+                                    + ".map(r => [...r.cells].map(c => c.textContent).join('|'))")
+                    .forEach(r -> rows.add(r.asText()));
+            assertThat(rows)
+                    .containsExactly(
+                            "2.3|taskmanager-2|6.2|1.2|0.8|1.5|0.9|0.3|0.4|1.1|aggregate (1/2)#1 on taskmanager-4|9.2",
+                            "7.4|taskmanager-2 (during the S3 outage)|30.0|1.2|0.8|?|0.9|0.3|0.4|1.1|aggregate (1/2)#1 on taskmanager-4|33.0",
+                            "9.9|taskmanager-2|8.0|1.2|0.8|?|0.9|0.3|0.4|1.1|aggregate (1/2)#1 on taskmanager-4|11.0",
+                            "median|2 TaskManager kills outside the S3 outage|7.1|1.2|0.8|1.5|0.9|0.3|0.4|1.1||10.1",
+                            "worst|2 TaskManager kills outside the S3 outage|8.0|1.2|0.8|1.5|0.9|0.3|0.4|1.1||11.0");
+        }
+    }
+
+    private static java.util.Map<String, Object> taskManagerKill(
+            double window, long at, double running, Double jar) {
+        java.util.Map<String, Object> parts =
+                ordered(
+                        "restart", 1.2, "deploy", 0.8, "jar", jar, "client", 0.9, "probe", 0.3,
+                        "state", 0.4, "other", 1.1);
+        return ordered(
+                "window",
+                window,
+                "killed",
+                "taskmanager-2",
+                "replacement",
+                "taskmanager-4",
+                "recoverySeconds",
+                running + 3,
+                "atMillis",
+                at,
+                "recoveredMillis",
+                at + (long) (running + 3) * 1000,
+                "runningSeconds",
+                running,
+                "lastToRun",
+                "aggregate (1/2)#1 on taskmanager-4",
+                "parts",
+                parts);
+    }
+
     private static java.util.List<String> titles(Chromium browser, String selector)
             throws Exception {
         java.util.List<String> out = new java.util.ArrayList<>();
