@@ -103,9 +103,9 @@ class SqlJarContentsITCase {
                 .contains("Apache License", "This copy of Stax2 API is licensed under the");
         assertThat(text("META-INF/NOTICE"))
                 .as("the jars' notices, merged")
-                .contains("Apache Hadoop", "AWS SDK for Java 2.0", "flink-connector-kinesis");
-        assertThat(jar.getEntry("META-INF/licenses/LICENSE.protobuf"))
-                .as("a licence kept under its own name")
+                .contains("Apache Hadoop", "AWS SDK for Java 2.0", "Flink : Formats : Parquet");
+        assertThat(jar.getEntry("META-INF/licenses-binary/LICENSE.protobuf.txt"))
+                .as("a licence kept under its own name (hadoop-shaded-guava's)")
                 .isNotNull();
     }
 

@@ -10,6 +10,7 @@ import dev.snapshots.job.source.LatenessRule;
 import dev.snapshots.job.source.RawRecord;
 import dev.snapshots.job.source.TelemetryGenerator;
 import dev.snapshots.job.source.kinesis.KinesisShardSource;
+import dev.snapshots.kinesis.SnapshotsKinesisOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +30,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.config.AWSConfigConstants;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -125,9 +125,10 @@ public final class Sources {
             StreamExecutionEnvironment env, JobConfig c, long assignmentSeed) {
         String arn = c.get(JobOptions.STREAM_ARN);
         Properties aws = new Properties();
-        aws.setProperty(AWSConfigConstants.AWS_REGION, arn.split(":")[3]);
+        aws.setProperty(SnapshotsKinesisOptions.AWS_REGION.key(), arn.split(":")[3]);
         if (!c.get(JobOptions.KINESIS_ENDPOINT).isEmpty()) {
-            aws.setProperty(AWSConfigConstants.AWS_ENDPOINT, c.get(JobOptions.KINESIS_ENDPOINT));
+            aws.setProperty(
+                    SnapshotsKinesisOptions.AWS_ENDPOINT.key(), c.get(JobOptions.KINESIS_ENDPOINT));
         }
         KinesisShardSource.Settings settings =
                 new KinesisShardSource.Settings(

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The jar submitted to Flink holds the pipeline and what it runs on, and nothing of the operator's
  * command line, the development harness or the test kit: no fault proxy, and no AWS client but the
- * S3 store's and the one the Kinesis connector bundles under its own relocation.
+ * S3 store's and the Kinesis source's (Kinesis, and STS for its assumed roles), of one AWS SDK.
  */
 class PipelineJarITCase {
     @Test
@@ -43,18 +43,19 @@ class PipelineJarITCase {
                         "dev/snapshots/job/sql/SqlJob.class",
                         "dev/snapshots/table/CanonicalSnapshotsTableFactory.class",
                         "dev/snapshots/kinesis/SnapshotsKinesisTableFactory.class",
-                        "org/apache/flink/connector/kinesis/source/split/KinesisShardSplit.class",
-                        "org/apache/flink/kinesis/shaded/software/amazon/awssdk/services/kinesis"
-                                + "/KinesisClient.class");
+                        "software/amazon/awssdk/services/kinesis/KinesisClient.class",
+                        "software/amazon/awssdk/services/sts/auth"
+                                + "/StsAssumeRoleCredentialsProvider.class");
         assertThat(all)
                 .as(
-                        "the legacy Kinesis consumer and producer and what only they use: the KPL's"
-                                + " native binaries, AWS SDK v1, Guava (46 MB of a 97 MB jar)")
+                        "flink-connector-kinesis, built for Flink 1.x, with its relocated AWS SDK, the"
+                                + " legacy consumer and producer, the KPL's native binaries, AWS SDK"
+                                + " v1; and Guava")
                 .noneMatch(
                         n ->
-                                n.startsWith("amazon-kinesis-producer-native-binaries/")
-                                        || n.startsWith(
-                                                "org/apache/flink/kinesis/shaded/com/amazonaws/")
+                                n.startsWith("org/apache/flink/connector/kinesis/")
+                                        || n.startsWith("org/apache/flink/kinesis/")
+                                        || n.startsWith("amazon-kinesis-producer-native-binaries/")
                                         || n.startsWith("org/apache/flink/streaming/connectors/")
                                         || n.startsWith("com/google/common/"));
         try (JarFile file = new JarFile(jar.toFile())) {
@@ -82,11 +83,13 @@ class PipelineJarITCase {
                                         || n.startsWith("dev/snapshots/harness/")
                                         || n.startsWith("dev/snapshots/testkit/"));
         assertThat(entries)
-                .as("AWS service clients other than S3, outside the Kinesis connector's relocation")
+                .as("AWS service clients other than S3, Kinesis and STS")
                 .noneMatch(
                         n ->
                                 n.startsWith("software/amazon/awssdk/services/")
-                                        && !n.startsWith("software/amazon/awssdk/services/s3/"));
+                                        && !n.startsWith("software/amazon/awssdk/services/s3/")
+                                        && !n.startsWith("software/amazon/awssdk/services/kinesis/")
+                                        && !n.startsWith("software/amazon/awssdk/services/sts/"));
         assertThat(entries)
                 .as("a Flink runtime of its own")
                 .noneMatch(

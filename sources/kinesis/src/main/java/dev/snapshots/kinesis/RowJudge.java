@@ -22,6 +22,8 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.UserCodeClassLoader;
+import org.apache.flink.util.clock.RelativeClock;
+import org.apache.flink.util.clock.SystemClock;
 
 /**
  * A SQL table's judgement of a record, inside the source, per shard: the table's format reads it (a
@@ -97,7 +99,19 @@ final class RowJudge implements RecordJudge<RowData> {
                         return context.getUserCodeClassLoader();
                     }
                 });
-        generatorContext = () -> metrics;
+        // Both methods spelled out: Flink 2 made the clock abstract (1.20 defaults it to this one).
+        generatorContext =
+                new WatermarkGeneratorSupplier.Context() {
+                    @Override
+                    public MetricGroup getMetricGroup() {
+                        return metrics;
+                    }
+
+                    @Override
+                    public RelativeClock getInputActivityClock() {
+                        return SystemClock.getInstance();
+                    }
+                };
         generators = new IdentityHashMap<>();
     }
 

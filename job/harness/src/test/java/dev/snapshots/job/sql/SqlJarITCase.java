@@ -34,9 +34,9 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
  * distribution's (the local cluster's, which has what the official {@code lib/} has) and this one
  * jar, nothing of ours besides. Both connectors are found by their identifiers and run on what the
  * jar bundles, relocated: the orders example publishes what the reference says, and the Kinesis
- * example reads kinesalite through the Kinesis connector's relocated AWS client. A JVM of its own
- * that compiles its runner and plans the script: 80 s on a loaded machine, so tagged {@code long},
- * as the release's other test.
+ * example reads kinesalite through the relocated AWS SDK's Kinesis client. A JVM of its own that
+ * compiles its runner and plans the script: 80 s on a loaded machine, so tagged {@code long}, as
+ * the release's other test.
  */
 @Tag("long")
 class SqlJarITCase {

@@ -27,13 +27,13 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.SdkBytes;
+import software.amazon.awssdk.services.kinesis.KinesisClient;
+import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 
 /**
  * The credentials providers of ECS and EKS at the AWS SDK's boundary: a local endpoint answers as

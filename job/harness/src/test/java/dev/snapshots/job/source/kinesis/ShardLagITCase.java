@@ -13,8 +13,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsAddition;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.config.AWSConfigConstants;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkBytes;
 import software.amazon.awssdk.services.kinesis.KinesisClient;
@@ -50,8 +48,8 @@ class ShardLagITCase {
                                                 .toList()));
         String shard = client.listShards(b -> b.streamARN(arn)).shards().get(0).shardId();
         Properties aws = new Properties();
-        aws.setProperty(AWSConfigConstants.AWS_REGION, "us-east-1");
-        aws.setProperty(AWSConfigConstants.AWS_ENDPOINT, kinesis.endpoint());
+        aws.setProperty("aws.region", "us-east-1");
+        aws.setProperty("aws.endpoint", kinesis.endpoint());
         KinesisShardSource.Settings settings =
                 new KinesisShardSource.Settings(
                         arn,
@@ -68,7 +66,7 @@ class ShardLagITCase {
                             List.of(
                                     new ShardSplit(
                                             shard,
-                                            StartingPosition.fromStart(),
+                                            ShardPosition.fromStart(),
                                             SplitProgress.none(),
                                             false))));
             assertThat(behind).as("nothing read yet").isEmpty();

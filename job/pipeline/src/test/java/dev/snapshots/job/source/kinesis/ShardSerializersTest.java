@@ -2,31 +2,32 @@ package dev.snapshots.job.source.kinesis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.snapshots.job.source.SplitProgress;
 import dev.snapshots.job.source.kinesis.ShardEnumeratorState.Shard;
 import dev.snapshots.job.source.kinesis.ShardEnumeratorState.Status;
 import dev.snapshots.job.testutils.Golden;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
-import org.apache.flink.connector.kinesis.source.enumerator.KinesisStreamsSourceEnumeratorState;
-import org.apache.flink.connector.kinesis.source.enumerator.KinesisStreamsSourceEnumeratorStateSerializer;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplit;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplitSerializer;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The Kinesis source's checkpointed formats: today's, byte for byte, and what
  * flink-connector-kinesis 4.3.0 wrote before this source replaced it (a savepoint taken then must
- * restore).
+ * restore). The connector's files were written by the connector itself, 4.3.0-1.19, while it was
+ * still a dependency; now only our decoder of its format reads them.
  */
 class ShardSerializersTest {
-    private static final String ARN = "arn:aws:kinesis:us-east-1:000000000000:stream/telemetry";
     private static final ShardSplit.Serializer SPLITS = new ShardSplit.Serializer();
     private static final ShardEnumeratorState.Serializer STATES =
             new ShardEnumeratorState.Serializer();
@@ -35,18 +36,17 @@ class ShardSerializersTest {
             List.of(
                     new ShardSplit(
                             "shardId-000000000000",
-                            StartingPosition.fromStart(),
+                            ShardPosition.fromStart(),
                             SplitProgress.none(),
                             false),
                     new ShardSplit(
                             "shardId-000000000001",
-                            StartingPosition.continueFromSequenceNumber("49650"),
+                            ShardPosition.continueFromSequenceNumber("49650"),
                             new SplitProgress(1_796_000_000_000L, 1_796_000_100_000L),
                             false),
                     new ShardSplit(
                             "shardId-000000000002",
-                            StartingPosition.fromTimestamp(
-                                    Instant.ofEpochMilli(1_796_000_000_123L)),
+                            ShardPosition.fromTimestamp(Instant.ofEpochMilli(1_796_000_000_123L)),
                             new SplitProgress(5, 6),
                             true));
 
@@ -60,26 +60,23 @@ class ShardSerializersTest {
         }
     }
 
-    @Test
-    void splitsCheckpointedByTheKinesisConnector430ResumeAtTheirPositionWithNoProgress()
-            throws IOException {
-        KinesisShardSplit legacy =
-                new KinesisShardSplit(
-                        ARN,
-                        "shardId-000000000003",
-                        StartingPosition.continueFromSequenceNumber("4965012"));
-        byte[] golden =
-                Golden.bytes(
-                        "shard-split-v0-connector-4.3.0.bin",
-                        new KinesisShardSplitSerializer().serialize(legacy));
-        assertThat(new KinesisShardSplitSerializer().serialize(legacy)).isEqualTo(golden);
-        assertThat(SPLITS.deserialize(0, golden))
-                .isEqualTo(
-                        new ShardSplit(
-                                "shardId-000000000003",
-                                StartingPosition.continueFromSequenceNumber("4965012"),
-                                SplitProgress.none(),
-                                false));
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "shard-split-v0-connector-4.3.0.bin, shardId-000000000003, AFTER_SEQUENCE_NUMBER 4965012",
+        "shard-split-v0-connector-4.3.0-at-timestamp.bin, shardId-000000000006,"
+                + " AT_TIMESTAMP 2026-11-30T00:53:20.123Z",
+        "shard-split-v0-connector-4.3.0-trim-horizon.bin, shardId-000000000007, TRIM_HORIZON"
+    })
+    void splitsCheckpointedByTheKinesisConnector430ResumeAtTheirPositionWithNoProgress(
+            String file, String shardId, String position) throws IOException {
+        ShardSplit restored = SPLITS.deserialize(0, connectorGolden(file));
+        assertThat(restored.splitId()).isEqualTo(shardId);
+        assertThat(restored.position()).hasToString(position);
+        assertThat(restored.progress()).isEqualTo(SplitProgress.none());
+        assertThat(restored.exhausted()).isFalse();
+        assertThat(SPLITS.deserialize(1, SPLITS.serialize(restored)))
+                .as("checkpointed again in today's format")
+                .isEqualTo(restored);
     }
 
     @Test
@@ -140,26 +137,60 @@ class ShardSerializersTest {
     @Test
     void enumeratorStateOfTheKinesisConnector430KeepsItsUnassignedShardsAndItsLastSeenShard()
             throws IOException {
-        KinesisStreamsSourceEnumeratorState legacy =
-                new KinesisStreamsSourceEnumeratorState(
-                        Set.of(
-                                new KinesisShardSplit(
-                                        ARN, "shardId-000000000005", StartingPosition.fromStart())),
-                        "shardId-000000000005");
-        KinesisStreamsSourceEnumeratorStateSerializer connector =
-                new KinesisStreamsSourceEnumeratorStateSerializer(
-                        new KinesisShardSplitSerializer());
-        byte[] golden =
-                Golden.bytes(
-                        "shard-enumerator-v0-connector-4.3.0.bin", connector.serialize(legacy));
-        assertThat(connector.serialize(legacy)).isEqualTo(golden);
-
-        ShardEnumeratorState restored = STATES.deserialize(0, golden);
+        ShardEnumeratorState restored =
+                STATES.deserialize(0, connectorGolden("shard-enumerator-v0-connector-4.3.0.bin"));
         assertThat(restored.legacyLastSeen()).isEqualTo("shardId-000000000005");
+        assertThat(restored.listed()).isTrue();
         assertThat(restored.shards()).containsOnlyKeys("shardId-000000000005");
         assertThat(restored.shards().get("shardId-000000000005").status()).isEqualTo(Status.READY);
-        assertThat(restored.shards().get("shardId-000000000005").split().position())
-                .isEqualTo(StartingPosition.fromStart());
+        assertThat(restored.shards().get("shardId-000000000005").split())
+                .isEqualTo(
+                        new ShardSplit(
+                                "shardId-000000000005",
+                                ShardPosition.fromStart(),
+                                SplitProgress.none(),
+                                false));
+        assertThat(STATES.deserialize(1, STATES.serialize(restored))).isEqualTo(restored);
+    }
+
+    @Test
+    void enumeratorStateOfTheKinesisConnector430WithSeveralSplitsAndNoShardSeen()
+            throws IOException {
+        ShardEnumeratorState restored =
+                STATES.deserialize(
+                        0,
+                        connectorGolden(
+                                "shard-enumerator-v0-connector-4.3.0-two-splits-none-seen.bin"));
+        assertThat(restored.legacyLastSeen()).isNull();
+        assertThat(restored.shards().values())
+                .extracting(Shard::status, s -> s.split().position())
+                .containsExactly(
+                        tuple(Status.READY, ShardPosition.continueFromSequenceNumber("4965012")),
+                        tuple(
+                                Status.READY,
+                                ShardPosition.fromTimestamp(
+                                        Instant.ofEpochMilli(1_796_000_000_123L))));
+    }
+
+    @Test
+    void connectorBytesCutShortOrWithTrailingBytesAreRefusedWithAMessage() {
+        byte[] split = connectorGolden("shard-split-v0-connector-4.3.0.bin");
+        assertThatThrownBy(() -> SPLITS.deserialize(0, Arrays.copyOf(split, split.length - 1)))
+                .isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> SPLITS.deserialize(0, Arrays.copyOf(split, split.length + 1)))
+                .hasMessageContaining("trailing bytes");
+        byte[] state = connectorGolden("shard-enumerator-v0-connector-4.3.0.bin");
+        assertThatThrownBy(() -> STATES.deserialize(0, Arrays.copyOf(state, state.length + 1)))
+                .hasMessageContaining("trailing bytes");
+    }
+
+    /** A file the connector wrote: never written again, there is no connector to write it. */
+    private static byte[] connectorGolden(String name) {
+        try {
+            return Files.readAllBytes(Path.of("src/test/resources/golden", name));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test

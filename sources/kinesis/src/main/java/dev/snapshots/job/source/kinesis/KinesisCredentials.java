@@ -6,22 +6,30 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSGeneralUtil;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.ContainerCredentialsProvider;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.sts.StsClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.sts.StsClientBuilder;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.sts.auth.StsWebIdentityTokenFileCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.ContainerCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.profiles.ProfileFile;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sts.StsClient;
+import software.amazon.awssdk.services.sts.StsClientBuilder;
+import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
+import software.amazon.awssdk.services.sts.auth.StsWebIdentityTokenFileCredentialsProvider;
 
 /**
  * The Kinesis client's credentials, read from the connector's {@code aws.*} properties with the
  * keys and values of Flink's own Kinesis connector ({@code aws.credentials.provider} and the keys
  * under it), and with what ECS and EKS need that it lacks: {@code CONTAINER} (the ECS task's role),
  * a base provider for {@code ASSUME_ROLE} that may itself be any of these, and the STS endpoint for
- * {@code WEB_IDENTITY_TOKEN} too. The other values are Flink's, built by Flink's code.
+ * {@code WEB_IDENTITY_TOKEN} too. The other values mean what they mean to Flink's connector
+ * (flink-connector-aws-base's AWSGeneralUtil), built here on the AWS SDK v2 itself: no connector
+ * built for Flink 1.x is needed.
  */
 final class KinesisCredentials {
     static final String PROVIDER = "aws.credentials.provider";
@@ -94,15 +102,64 @@ final class KinesisCredentials {
                                             .map(Path::of)
                                             .orElse(null))
                             .build();
-            default -> AWSGeneralUtil.getCredentialsProvider(aws, key);
+            case "BASIC" ->
+                    () ->
+                            AwsBasicCredentials.create(
+                                    aws.getProperty(key + ".basic.accesskeyid"),
+                                    aws.getProperty(key + ".basic.secretkey"));
+            case "ENV_VAR" -> EnvironmentVariableCredentialsProvider.create();
+            case "SYS_PROP" -> SystemPropertyCredentialsProvider.create();
+            case "PROFILE" -> {
+                ProfileCredentialsProvider.Builder profile =
+                        ProfileCredentialsProvider.builder()
+                                .profileName(aws.getProperty(key + ".profile.name"));
+                Optional.ofNullable(aws.getProperty(key + ".profile.path"))
+                        .map(
+                                path ->
+                                        ProfileFile.builder()
+                                                .type(ProfileFile.Type.CREDENTIALS)
+                                                .content(Path.of(path))
+                                                .build())
+                        .ifPresent(profile::profileFile);
+                yield profile.build();
+            }
+            case "CUSTOM" -> custom(aws, key + ".custom.class");
+            default -> DefaultCredentialsProvider.builder().build();
         };
+    }
+
+    /** A class of the user's, with a public constructor that takes the {@code aws} properties. */
+    private static AwsCredentialsProvider custom(Properties aws, String key) {
+        String name = aws.getProperty(key);
+        if (name == null) {
+            throw new IllegalArgumentException(
+                    "CUSTOM credentials need the class's name in " + key);
+        }
+        try {
+            return (AwsCredentialsProvider)
+                    Class.forName(name).getDeclaredConstructor(Properties.class).newInstance(aws);
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            throw new IllegalArgumentException(
+                    key
+                            + " "
+                            + name
+                            + " must be an "
+                            + AwsCredentialsProvider.class.getName()
+                            + " with a public constructor taking java.util.Properties",
+                    e);
+        }
+    }
+
+    /** {@code aws.region}, which the table factory and the job always set. */
+    static Region region(Properties aws) {
+        return Region.of(aws.getProperty("aws.region"));
     }
 
     /** STS in the stream's region, or at {@code KEY.role.stsEndpoint}, signed by {@code caller}. */
     private static StsClient sts(Properties aws, String key, AwsCredentialsProvider caller) {
         StsClientBuilder sts =
                 StsClient.builder()
-                        .region(AWSGeneralUtil.getRegion(aws))
+                        .region(region(aws))
                         .credentialsProvider(caller)
                         .httpClientBuilder(ApacheHttpClient.builder());
         Optional.ofNullable(aws.getProperty(key + ".role.stsEndpoint"))
@@ -111,7 +168,11 @@ final class KinesisCredentials {
         return sts.build();
     }
 
+    /** Unset, BASIC if its keys are there (as in Flink's connector), else AUTO. */
     private static String type(Properties aws, String key) {
-        return aws.getProperty(key, "AUTO");
+        boolean basic =
+                aws.containsKey(key + ".basic.accesskeyid")
+                        && aws.containsKey(key + ".basic.secretkey");
+        return aws.getProperty(key, basic ? "BASIC" : "AUTO");
     }
 }

@@ -20,18 +20,14 @@ import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSClientUtil;
-import org.apache.flink.kinesis.shaded.org.apache.flink.connector.aws.util.AWSGeneralUtil;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.core.client.config.SdkAdvancedClientOption;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.SdkHttpClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.http.apache.ApacheHttpClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClientBuilder;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.utils.AttributeMap;
 import org.apache.flink.metrics.Gauge;
+import org.apache.flink.runtime.util.EnvironmentInformation;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.core.client.config.SdkAdvancedClientOption;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.services.kinesis.KinesisClient;
+import software.amazon.awssdk.services.kinesis.KinesisClientBuilder;
 
 /**
  * A Kinesis Data Streams source that judges every record against its own shard's progress.
@@ -46,10 +42,12 @@ import org.apache.flink.metrics.Gauge;
  *                                         ─Release─►  shard's watermark on the shard's own output
  * </pre>
  *
- * <p>Why not flink-connector-kinesis 4.3.0's KinesisStreamsSource (whose shaded AWS client this
- * uses): it reads children alongside their parents, cannot pause a shard for watermark alignment,
- * and knows nothing of KPL aggregation; its splits carry no progress, so lateness could only be
- * judged per subtask. Its checkpointed splits and enumerator state are read by this source.
+ * <p>Why not flink-connector-kinesis 4.3.0's KinesisStreamsSource: it reads children alongside
+ * their parents, cannot pause a shard for watermark alignment, and knows nothing of KPL
+ * aggregation; its splits carry no progress, so lateness could only be judged per subtask. Its
+ * checkpointed splits and enumerator state are read by this source ({@link Connector430State}); the
+ * connector itself is not used, and the AWS SDK v2 is used directly, so that one source builds on
+ * Flink 1.20 and Flink 2.
  */
 @Internal
 public final class KinesisShardSource<T>
@@ -120,33 +118,34 @@ public final class KinesisShardSource<T>
          * for AT_TIMESTAMP, at its first record that arrived at or after the timestamp (the same
          * for a shard opened after it).
          */
-        StartingPosition startOfShard() {
+        ShardPosition startOfShard() {
             return initialTimestamp == null
-                    ? StartingPosition.fromStart()
-                    : StartingPosition.fromTimestamp(initialTimestamp);
+                    ? ShardPosition.fromStart()
+                    : ShardPosition.fromTimestamp(initialTimestamp);
         }
 
         /**
-         * Built as Flink's AWSClientUtil builds it, with the credentials of {@link
-         * KinesisCredentials}.
+         * A client of the AWS SDK v2 with the credentials of {@link KinesisCredentials}, in the
+         * region {@code aws.region}, at {@code aws.endpoint} if set; its user agent names the job
+         * as Flink's Kinesis connector does, unless {@code aws.kinesis.client.user-agent-prefix}
+         * says otherwise.
          */
         KinesisClient client() {
-            SdkHttpClient http =
-                    AWSGeneralUtil.createSyncHttpClient(
-                            AttributeMap.builder().build(), ApacheHttpClient.builder());
             String userAgent =
                     aws.getProperty(
                             "aws.kinesis.client.user-agent-prefix",
-                            AWSClientUtil.formatFlinkUserAgentPrefix(
-                                    "Canonical snapshots %s (%s) Kinesis source"));
+                            String.format(
+                                    "Canonical snapshots %s (%s) Kinesis source",
+                                    EnvironmentInformation.getVersion(),
+                                    EnvironmentInformation.getRevisionInformation().commitId));
             AwsCredentialsProvider credentials = KinesisCredentials.provider(aws);
             // Fails the task now, as Flink's client does, rather than every call later.
             credentials.resolveCredentials();
             KinesisClientBuilder builder =
                     KinesisClient.builder()
-                            .httpClient(http)
+                            .httpClientBuilder(ApacheHttpClient.builder())
                             .credentialsProvider(credentials)
-                            .region(AWSGeneralUtil.getRegion(aws))
+                            .region(KinesisCredentials.region(aws))
                             .overrideConfiguration(
                                     o ->
                                             o.putAdvancedOption(

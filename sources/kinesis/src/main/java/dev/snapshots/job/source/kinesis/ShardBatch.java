@@ -1,7 +1,7 @@
 package dev.snapshots.job.source.kinesis;
 
 import java.util.List;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.Record;
+import software.amazon.awssdk.services.kinesis.model.Record;
 
 /**
  * What one GetRecords call returned for one shard, handed from the fetcher thread to the reader.

@@ -6,8 +6,7 @@ import dev.snapshots.job.source.RecordJudge;
 import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.connector.base.source.reader.RecordEmitter;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.Record;
+import software.amazon.awssdk.services.kinesis.model.Record;
 
 /**
  * Turns a shard's batch into output on the reader's thread: each Kinesis record de-aggregated into
@@ -44,7 +43,7 @@ final class ShardEmitter<T> implements RecordEmitter<ShardBatch, T, ShardSplitSt
                             r.data().asByteArray())) {
                 judge.judge(user, shard.progress, out);
             }
-            shard.position = StartingPosition.continueFromSequenceNumber(r.sequenceNumber());
+            shard.position = ShardPosition.continueFromSequenceNumber(r.sequenceNumber());
         }
         shard.watermark.advance(
                 out,

@@ -19,11 +19,9 @@ import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.SplitsAssignment;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ListShardsResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.kinesis.model.ListShardsResponse;
 
 /**
  * Lists the stream's shards, gives each to a reader once all its parents have been read to their
@@ -35,7 +33,7 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
 
     private final SplitEnumeratorContext<ShardSplit> context;
     private final KinesisShardSource.Settings settings;
-    private final KinesisClient kinesis;
+    private final LazyKinesisClient kinesis;
     private final Map<String, Shard> shards;
     private long streamCreatedMillis;
     private boolean listed;
@@ -59,7 +57,7 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
             ShardEnumeratorState state) {
         this.context = context;
         this.settings = settings;
-        this.kinesis = settings.client();
+        this.kinesis = new LazyKinesisClient(settings, "enumerator");
         this.shards = new TreeMap<>(state.shards());
         this.streamCreatedMillis = state.streamCreatedMillis();
         this.listed = state.listed();
@@ -75,7 +73,8 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
         long created =
                 streamCreatedMillis != Long.MIN_VALUE
                         ? streamCreatedMillis
-                        : kinesis.describeStreamSummary(b -> b.streamARN(settings.streamArn()))
+                        : kinesis.get()
+                                .describeStreamSummary(b -> b.streamARN(settings.streamArn()))
                                 .streamDescriptionSummary()
                                 .streamCreationTimestamp()
                                 .toEpochMilli();
@@ -84,14 +83,15 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
         do {
             String token = next;
             ListShardsResponse page =
-                    kinesis.listShards(
-                            b -> {
-                                if (token == null) {
-                                    b.streamARN(settings.streamArn());
-                                } else {
-                                    b.nextToken(token);
-                                }
-                            });
+                    kinesis.get()
+                            .listShards(
+                                    b -> {
+                                        if (token == null) {
+                                            b.streamARN(settings.streamArn());
+                                        } else {
+                                            b.nextToken(token);
+                                        }
+                                    });
             page.shards()
                     .forEach(
                             s ->
@@ -161,7 +161,7 @@ final class ShardEnumerator implements SplitEnumerator<ShardSplit, ShardEnumerat
                             Status.READY,
                             new ShardSplit(
                                     s.id(),
-                                    StartingPosition.fromTimestamp(Instant.now()),
+                                    ShardPosition.fromTimestamp(Instant.now()),
                                     root(),
                                     false),
                             null,

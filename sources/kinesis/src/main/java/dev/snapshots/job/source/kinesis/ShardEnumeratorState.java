@@ -6,10 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.flink.connector.kinesis.source.enumerator.KinesisStreamsSourceEnumeratorState;
-import org.apache.flink.connector.kinesis.source.enumerator.KinesisStreamsSourceEnumeratorStateSerializer;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplit;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplitSerializer;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -64,8 +60,8 @@ record ShardEnumeratorState(
     }
 
     /**
-     * Version 1: ours. Version 0: flink-connector-kinesis 4.3.0's, its unassigned splits becoming
-     * ready ones.
+     * Version 1: ours. Version 0: flink-connector-kinesis 4.3.0's ({@link Connector430State}), its
+     * unassigned splits becoming ready ones.
      */
     static final class Serializer implements SimpleVersionedSerializer<ShardEnumeratorState> {
         private static final ShardSplit.Serializer SPLITS = new ShardSplit.Serializer();
@@ -107,24 +103,7 @@ record ShardEnumeratorState(
         @Override
         public ShardEnumeratorState deserialize(int version, byte[] bytes) throws IOException {
             if (version == ShardSplit.Serializer.CONNECTOR_4_3) {
-                KinesisStreamsSourceEnumeratorState legacy =
-                        new KinesisStreamsSourceEnumeratorStateSerializer(
-                                        new KinesisShardSplitSerializer())
-                                .deserialize(version, bytes);
-                Map<String, Shard> shards = new TreeMap<>();
-                for (KinesisShardSplit s : legacy.getUnassignedSplits()) {
-                    shards.put(
-                            s.getShardId(),
-                            new Shard(
-                                    s.getShardId(),
-                                    List.of(),
-                                    Status.READY,
-                                    ShardSplit.Serializer.fromLegacy(s),
-                                    null,
-                                    false));
-                }
-                return new ShardEnumeratorState(
-                        Long.MIN_VALUE, true, legacy.getLastSeenShardId(), shards);
+                return Connector430State.enumerator(bytes);
             }
             if (version != ShardSplit.Serializer.VERSION) {
                 throw new IOException(

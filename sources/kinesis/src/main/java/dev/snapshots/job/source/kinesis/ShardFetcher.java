@@ -1,6 +1,5 @@
 package dev.snapshots.job.source.kinesis;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -13,16 +12,13 @@ import org.apache.flink.connector.base.source.reader.RecordsWithSplitIds;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitReader;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsAddition;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsChange;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.KinesisClient;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ExpiredIteratorException;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.GetRecordsResponse;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.LimitExceededException;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ProvisionedThroughputExceededException;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.Record;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.kinesis.model.ExpiredIteratorException;
+import software.amazon.awssdk.services.kinesis.model.GetRecordsResponse;
+import software.amazon.awssdk.services.kinesis.model.LimitExceededException;
+import software.amazon.awssdk.services.kinesis.model.ProvisionedThroughputExceededException;
+import software.amazon.awssdk.services.kinesis.model.Record;
 
 /**
  * The fetcher thread's side of a reader: one GetRecords call at a time, over the shards in turn,
@@ -42,7 +38,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
     private final KinesisShardSource.Settings settings;
     private final Set<String> released;
     private final Map<String, Long> behind;
-    private final KinesisClient kinesis;
+    private final LazyKinesisClient kinesis;
     private final Map<String, Cursor> cursors = new LinkedHashMap<>();
     private final Set<String> paused = new HashSet<>();
     private final Object wakeUp = new Object();
@@ -51,7 +47,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
     /** Where the fetcher is in one shard. */
     private static final class Cursor {
         final String shardId;
-        StartingPosition position;
+        ShardPosition position;
         String iterator;
         boolean exhausted;
         long dueAtMillis;
@@ -74,7 +70,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
         this.settings = settings;
         this.released = released;
         this.behind = behind;
-        this.kinesis = settings.client();
+        this.kinesis = new LazyKinesisClient(settings, "reader");
     }
 
     @Override
@@ -139,7 +135,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
                 c.iterator = iterator(c);
             }
             String iterator = c.iterator;
-            response = kinesis.getRecords(b -> b.shardIterator(iterator).limit(MAX_RECORDS));
+            response = kinesis.get().getRecords(b -> b.shardIterator(iterator).limit(MAX_RECORDS));
         } catch (ExpiredIteratorException e) {
             c.iterator = null; // five minutes without a call (a long pause): start again from the
             // position
@@ -159,7 +155,7 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
         List<Record> records = response.records();
         if (!records.isEmpty()) {
             c.position =
-                    StartingPosition.continueFromSequenceNumber(
+                    ShardPosition.continueFromSequenceNumber(
                             records.get(records.size() - 1).sequenceNumber());
         }
         c.iterator = response.nextShardIterator();
@@ -175,18 +171,15 @@ final class ShardFetcher implements SplitReader<ShardBatch, ShardSplit> {
     }
 
     private String iterator(Cursor c) {
-        StartingPosition p = c.position;
-        return kinesis.getShardIterator(
-                        b -> {
-                            b.streamARN(settings.streamArn())
-                                    .shardId(c.shardId)
-                                    .shardIteratorType(p.getShardIteratorType());
-                            if (p.getShardIteratorType() == ShardIteratorType.AT_TIMESTAMP) {
-                                b.timestamp((Instant) p.getStartingMarker());
-                            } else if (p.getStartingMarker() != null) {
-                                b.startingSequenceNumber((String) p.getStartingMarker());
-                            }
-                        })
+        ShardPosition p = c.position;
+        return kinesis.get()
+                .getShardIterator(
+                        b ->
+                                b.streamARN(settings.streamArn())
+                                        .shardId(c.shardId)
+                                        .shardIteratorType(p.type())
+                                        .startingSequenceNumber(p.sequenceNumber())
+                                        .timestamp(p.timestamp()))
                 .shardIterator();
     }
 

@@ -6,13 +6,10 @@ import java.time.Instant;
 import java.util.Objects;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceSplit;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplit;
-import org.apache.flink.connector.kinesis.source.split.KinesisShardSplitSerializer;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
+import software.amazon.awssdk.services.kinesis.model.ShardIteratorType;
 
 /**
  * One Kinesis shard as a split: where to read from next, how far its events have come, and whether
@@ -21,12 +18,12 @@ import org.apache.flink.kinesis.shaded.software.amazon.awssdk.services.kinesis.m
 @Internal
 public final class ShardSplit implements SourceSplit {
     private final String shardId;
-    private final StartingPosition position;
+    private final ShardPosition position;
     private final SplitProgress progress;
     private final boolean exhausted;
 
     public ShardSplit(
-            String shardId, StartingPosition position, SplitProgress progress, boolean exhausted) {
+            String shardId, ShardPosition position, SplitProgress progress, boolean exhausted) {
         this.shardId = shardId;
         this.position = position;
         this.progress = progress;
@@ -38,7 +35,7 @@ public final class ShardSplit implements SourceSplit {
         return shardId;
     }
 
-    public StartingPosition position() {
+    public ShardPosition position() {
         return position;
     }
 
@@ -78,13 +75,12 @@ public final class ShardSplit implements SourceSplit {
 
     /**
      * Version 1: shard id, position (iterator type and its marker), progress, exhausted. Version 0
-     * is the KinesisShardSplit of flink-connector-kinesis 4.3.0, which this source replaced; such a
-     * split resumes at its position with no progress.
+     * is the KinesisShardSplit of flink-connector-kinesis 4.3.0, which this source replaced ({@link
+     * Connector430State}); such a split resumes at its position with no progress.
      */
     public static final class Serializer implements SimpleVersionedSerializer<ShardSplit> {
         static final int VERSION = 1;
         static final int CONNECTOR_4_3 = 0;
-        private static final KinesisShardSplitSerializer LEGACY = new KinesisShardSplitSerializer();
 
         @Override
         public int getVersion() {
@@ -95,14 +91,13 @@ public final class ShardSplit implements SourceSplit {
         public byte[] serialize(ShardSplit split) throws IOException {
             DataOutputSerializer out = new DataOutputSerializer(96);
             out.writeUTF(split.shardId);
-            out.writeUTF(split.position.getShardIteratorType().toString());
-            Object marker = split.position.getStartingMarker();
-            if (marker instanceof Instant at) {
+            out.writeUTF(split.position.type().toString());
+            if (split.position.timestamp() != null) {
                 out.writeByte(1);
-                out.writeLong(at.toEpochMilli());
-            } else if (marker instanceof String sequence) {
+                out.writeLong(split.position.timestamp().toEpochMilli());
+            } else if (split.position.sequenceNumber() != null) {
                 out.writeByte(2);
-                out.writeUTF(sequence);
+                out.writeUTF(split.position.sequenceNumber());
             } else {
                 out.writeByte(0);
             }
@@ -114,7 +109,7 @@ public final class ShardSplit implements SourceSplit {
         @Override
         public ShardSplit deserialize(int version, byte[] bytes) throws IOException {
             if (version == CONNECTOR_4_3) {
-                return fromLegacy(LEGACY.deserialize(version, bytes));
+                return Connector430State.split(bytes);
             }
             if (version != VERSION) {
                 throw new IOException(
@@ -128,13 +123,13 @@ public final class ShardSplit implements SourceSplit {
             String shardId = in.readUTF();
             ShardIteratorType type = ShardIteratorType.fromValue(in.readUTF());
             byte marker = in.readByte();
-            StartingPosition position;
+            ShardPosition position;
             if (marker == 1) {
-                position = StartingPosition.fromTimestamp(Instant.ofEpochMilli(in.readLong()));
+                position = ShardPosition.fromTimestamp(Instant.ofEpochMilli(in.readLong()));
             } else if (marker == 2) {
-                position = StartingPosition.continueFromSequenceNumber(in.readUTF());
+                position = ShardPosition.continueFromSequenceNumber(in.readUTF());
             } else if (type == ShardIteratorType.TRIM_HORIZON) {
-                position = StartingPosition.fromStart();
+                position = ShardPosition.fromStart();
             } else {
                 throw new IOException(
                         "a ShardSplit of " + shardId + " starts at " + type + " with no marker");
@@ -145,11 +140,6 @@ public final class ShardSplit implements SourceSplit {
                 throw new IOException(in.available() + " trailing bytes after a ShardSplit");
             }
             return split;
-        }
-
-        static ShardSplit fromLegacy(KinesisShardSplit legacy) {
-            return new ShardSplit(
-                    legacy.getShardId(), legacy.getStartingPosition(), SplitProgress.none(), false);
         }
     }
 }

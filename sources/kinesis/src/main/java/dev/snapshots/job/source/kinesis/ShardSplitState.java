@@ -2,7 +2,6 @@ package dev.snapshots.job.source.kinesis;
 
 import dev.snapshots.job.source.SplitProgress;
 import dev.snapshots.job.source.SplitWatermark;
-import org.apache.flink.connector.kinesis.source.split.StartingPosition;
 
 /**
  * A shard being read, on the reader's thread: what a checkpoint of it holds, and the watermark it
@@ -10,7 +9,7 @@ import org.apache.flink.connector.kinesis.source.split.StartingPosition;
  */
 final class ShardSplitState {
     final String shardId;
-    StartingPosition position;
+    ShardPosition position;
     final SplitProgress progress;
     boolean exhausted;
     final SplitWatermark watermark = new SplitWatermark();
