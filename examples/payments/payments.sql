@@ -1,5 +1,5 @@
 -- Payments per merchant and minute, for Flink's own SQL Client, run where payments.jsonl is:
---   $FLINK_HOME/bin/sql-client.sh --jar snapshots-sql-0.3.0-SNAPSHOT.jar -f payments.sql
+--   $FLINK_HOME/bin/sql-client.sh --jar snapshots-sql-0.3.0-1.20-SNAPSHOT.jar -f payments.sql
 -- SqlClientITCase runs this file, with its store pointed at the test's.
 
 -- The client waits for the INSERT to end before it exits: the script ends with its job.

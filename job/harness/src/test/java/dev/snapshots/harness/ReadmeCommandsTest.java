@@ -36,13 +36,13 @@ class ReadmeCommandsTest {
                     entry("./snapshots cluster up", List.of("ClusterITCase")),
                     entry(
                             "./snapshots submit --rest REST_URL --jar"
-                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar"
+                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-1.20-SNAPSHOT-job.jar"
                                     + " --store s3://snapshots/out --endpoint S3_URL",
                             List.of("ClusterITCase")),
                     entry("./snapshots cluster down", List.of("ClusterITCase")),
                     entry(
                             "./snapshots submit --rest REST_URL --jar"
-                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar"
+                                    + " job/pipeline/target/snapshots-pipeline-0.3.0-1.20-SNAPSHOT-job.jar"
                                     + " --sql orders.sql",
                             List.of("SqlOnClusterITCase")),
                     // the job jar as "your own", with its flags as its own arguments
@@ -101,7 +101,7 @@ class ReadmeCommandsTest {
                     // Flink's script starts SqlClient with the jar's flags; the test starts it
                     // so, on deploy/flink-local's lib/ and opt/ (tagged long: -Plong)
                     entry(
-                            "$FLINK_HOME/bin/sql-client.sh --jar snapshots-sql-0.3.0-SNAPSHOT.jar"
+                            "$FLINK_HOME/bin/sql-client.sh --jar snapshots-sql-0.3.0-1.20-SNAPSHOT.jar"
                                     + " -f payments.sql",
                             List.of("SqlClientITCase")),
                     // examples/payments/payments.sql whole, which the test runs

@@ -30,9 +30,9 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -295,7 +295,7 @@ class SnapshotJobITCase {
     private static JobClient start(JobConfig config, String savepoint) throws Exception {
         Configuration conf = new Configuration();
         if (savepoint != null) {
-            conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint);
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         }
         return SnapshotJob.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
     }

@@ -12,7 +12,7 @@ import dev.snapshots.sink.CanonicalSnapshotSinkBuilder;
 import java.time.Instant;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.AggregateFunction;
-import org.apache.flink.configuration.Configuration;
+import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -199,7 +199,7 @@ public final class SnapshotPipeline {
         private transient Counter late;
 
         @Override
-        public void open(Configuration parameters) {
+        public void open(OpenContext openContext) {
             late = getRuntimeContext().getMetricGroup().counter("lateAtWindow");
         }
 

@@ -203,8 +203,9 @@ public final class IcebergTable implements ReaderTable {
                 Class.forName("org.apache.iceberg.CatalogUtil", false, getClass().getClassLoader());
             } catch (ClassNotFoundException e) {
                 throw new IllegalArgumentException(
-                        "an Iceberg table needs Iceberg: put iceberg-flink-runtime-1.20 ("
-                                + "1.10 or later) into Flink's lib/",
+                        "an Iceberg table needs Iceberg: put iceberg-flink-runtime-1.20 or, on"
+                                + " Flink 2, iceberg-flink-runtime-2.0 (1.10 or later) into Flink's"
+                                + " lib/",
                         e);
             }
             return in(properties, table);

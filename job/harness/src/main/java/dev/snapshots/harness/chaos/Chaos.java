@@ -5,6 +5,7 @@ import static dev.snapshots.harness.chaos.ChaosReport.ordered;
 import dev.snapshots.cli.Audit;
 import dev.snapshots.cli.page.StorePage;
 import dev.snapshots.cli.page.StorePageHtml;
+import dev.snapshots.harness.BuildVersion;
 import dev.snapshots.harness.JobOutput;
 import dev.snapshots.harness.chaos.ChaosPlan.Action;
 import dev.snapshots.harness.cluster.FileTrees;
@@ -52,11 +53,11 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
 @Internal
 public final class Chaos {
     public static final String JOB_JAR =
-            "job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job.jar";
+            BuildVersion.jar("job/pipeline", "snapshots-pipeline", "-job");
 
     /** The job with Iceberg inside: the local cluster's lib/ has none. */
     static final String JOB_ICEBERG_JAR =
-            "job/pipeline/target/snapshots-pipeline-0.3.0-SNAPSHOT-job-iceberg.jar";
+            BuildVersion.jar("job/pipeline", "snapshots-pipeline", "-job-iceberg");
 
     public static final String USAGE =
             String.join(

@@ -32,15 +32,17 @@ import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
 /**
- * {@code snapshots cluster up|down|status}: a real Flink 1.20 standalone session cluster made of
- * separate JVM processes (JobManager, N TaskManagers) from the Maven artifacts, plus S3Proxy for
- * checkpoints, savepoints and snapshots (through the flink-s3-fs-presto plugin) and kinesalite with
- * its shim as the Kinesis endpoint. Everything binds to 127.0.0.1, every process's PID is written
- * under {@code target/cluster/pids}, and {@code down} stops exactly those. Heartbeats are tuned so
- * a killed TaskManager is noticed in seconds.
+ * {@code snapshots cluster up|down|status}: a real Flink standalone session cluster of the build's
+ * line (1.20, or 2.3 built with {@code -Pflink2}) made of separate JVM processes (JobManager, N
+ * TaskManagers) from the Maven artifacts, plus S3Proxy for checkpoints, savepoints and snapshots
+ * (through the flink-s3-fs-presto plugin) and kinesalite with its shim as the Kinesis endpoint.
+ * Everything binds to 127.0.0.1, every process's PID is written under {@code target/cluster/pids},
+ * and {@code down} stops exactly those. Heartbeats are tuned so a killed TaskManager is noticed in
+ * seconds.
  *
  * <p>JobManagers come and go as on ECS: each one started is a new incarnation ({@code
  * jobmanager-N}) with a checkpoint directory of its own ({@code .../checkpoints/jm-N}, what the
@@ -156,6 +158,17 @@ public final class LocalCluster {
                     "a cluster is already up ("
                             + dir
                             + "/pids); run 'snapshots cluster down' first");
+        }
+        // Both Flink lines build into the same target/: a distribution of the other line starts,
+        // and fails much later (a 1.20 client cannot read a 2.x checkpoint's metadata).
+        String flink = EnvironmentInformation.getVersion();
+        if (!flinkClasspath().contains("/flink-runtime-" + flink + ".jar")) {
+            throw new IllegalStateException(
+                    dist
+                            + " holds another Flink than the harness's "
+                            + flink
+                            + ": build deploy/flink-local with the harness's profile (-Pflink2 or"
+                            + " none)");
         }
         // Every cluster starts empty: no stale buckets, checkpoints or logs.
         FileTrees.deleteRecursively(dir);

@@ -31,17 +31,17 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
 import org.apache.flink.runtime.jobgraph.OperatorID;
-import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.shaded.guava31.com.google.common.hash.Hashing;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.hadoop.thirdparty.com.google.common.hash.Hashing;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -190,7 +190,7 @@ class KinesisSqlSavepointFixtureITCase {
             throws Exception {
         Configuration conf = new Configuration();
         if (savepoint != null) {
-            conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint.toString());
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toString());
         }
         // Never idle: the fixture's minute 2 stays open, and the restored job's closes by its rows.
         return SqlJob.start(

@@ -35,10 +35,10 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -273,7 +273,7 @@ class OrdersPipelineITCase {
     private JobClient start(String sql, String savepoint) {
         Configuration conf = new Configuration();
         if (savepoint != null) {
-            conf.set(SavepointConfigOptions.SAVEPOINT_PATH, savepoint);
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         }
         return SqlJob.start(
                 StreamExecutionEnvironment.getExecutionEnvironment(conf),

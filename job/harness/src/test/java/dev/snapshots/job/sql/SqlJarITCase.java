@@ -6,6 +6,7 @@ import static dev.snapshots.job.sql.OrdersFixture.reference;
 import static dev.snapshots.job.sql.OrdersFixture.script;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.harness.BuildVersion;
 import dev.snapshots.harness.cluster.Kinesalite;
 import dev.snapshots.harness.testutils.KinesaliteServer;
 import dev.snapshots.job.sql.KinesisTableITCase.Order;
@@ -41,7 +42,7 @@ import software.amazon.awssdk.services.kinesis.KinesisClient;
 @Tag("long")
 class SqlJarITCase {
     private static final Path ROOT = Path.of(System.getProperty("snapshots.root"));
-    static final Path SQL_JAR = ROOT.resolve("sql/target/snapshots-sql-0.3.0-SNAPSHOT.jar");
+    static final Path SQL_JAR = ROOT.resolve(BuildVersion.jar("sql", "snapshots-sql", ""));
 
     /**
      * Runs a script given as its file: SETs into the configuration, then every other statement.

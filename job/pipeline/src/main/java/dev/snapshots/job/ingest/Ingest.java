@@ -4,7 +4,7 @@ import dev.snapshots.job.DeadLetter;
 import java.util.EnumMap;
 import java.util.Map;
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.configuration.Configuration;
+import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -24,7 +24,7 @@ public final class Ingest extends ProcessFunction<Ingested, Event> {
     private transient Map<Rejection, Counter> rejected;
 
     @Override
-    public void open(Configuration parameters) {
+    public void open(OpenContext openContext) {
         rejected = new EnumMap<>(Rejection.class);
         MetricGroup group = getRuntimeContext().getMetricGroup().addGroup("deadLetters");
         for (Rejection r : Rejection.values()) {
