@@ -249,6 +249,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         pipeline,
                         jobVersion,
                         schemaVersion,
+                        PartEncoding.FINGERPRINT_SCHEME,
                         bucketCount,
                         bucketing,
                         windowLengthMillis,

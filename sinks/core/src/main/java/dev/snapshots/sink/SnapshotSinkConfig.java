@@ -24,6 +24,13 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final String pipeline;
     private final int jobVersion;
     private final int schemaVersion;
+
+    /**
+     * How parts are fingerprinted: the scheme this release gives a new job version, until the
+     * version's recorded identity gives its own ({@link #withFingerprintScheme}).
+     */
+    private final int fingerprintScheme;
+
     private final int bucketCount;
     private final Bucketing bucketing;
 
@@ -56,6 +63,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             String pipeline,
             int jobVersion,
             int schemaVersion,
+            int fingerprintScheme,
             int bucketCount,
             Bucketing bucketing,
             long windowLengthMillis,
@@ -73,6 +81,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.pipeline = pipeline;
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
+        this.fingerprintScheme = fingerprintScheme;
         this.bucketCount = bucketCount;
         this.bucketing = bucketing;
         this.windowLengthMillis = windowLengthMillis;
@@ -142,6 +151,11 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return schemaVersion;
     }
 
+    /** {@link dev.snapshots.format.PartEncoding#FINGERPRINT_AVRO} or {@code FINGERPRINT_TYPED}. */
+    public int fingerprintScheme() {
+        return fingerprintScheme;
+    }
+
     public int bucketCount() {
         return bucketCount;
     }
@@ -172,14 +186,25 @@ public final class SnapshotSinkConfig<T> implements Serializable {
      */
     public SnapshotSinkConfig<T> withWindowLength(long windowLengthMillis) {
         WorkIdentity.requireWindowLength(windowLengthMillis);
-        return new SnapshotSinkConfig<>(this, windowLengthMillis);
+        return new SnapshotSinkConfig<>(this, windowLengthMillis, fingerprintScheme);
     }
 
-    private SnapshotSinkConfig(SnapshotSinkConfig<T> base, long windowLengthMillis) {
+    /**
+     * This configuration with the fingerprint scheme its job version recorded: a version keeps the
+     * scheme its first parts were written with, so that two executions' fingerprints of a part
+     * compare, and so do an audit's of its file.
+     */
+    public SnapshotSinkConfig<T> withFingerprintScheme(int fingerprintScheme) {
+        return new SnapshotSinkConfig<>(this, windowLengthMillis, fingerprintScheme);
+    }
+
+    private SnapshotSinkConfig(
+            SnapshotSinkConfig<T> base, long windowLengthMillis, int fingerprintScheme) {
         this(
                 base.pipeline,
                 base.jobVersion,
                 base.schemaVersion,
+                fingerprintScheme,
                 base.bucketCount,
                 base.bucketing,
                 windowLengthMillis,
@@ -256,7 +281,8 @@ public final class SnapshotSinkConfig<T> implements Serializable {
                 bucketing == Bucketing.KEY_GROUPS ? maxParallelism : 0,
                 windowLengthMillis,
                 pinnedInputs,
-                ObjectKeys.KEY_SCHEME);
+                ObjectKeys.KEY_SCHEME,
+                fingerprintScheme);
     }
 
     /** The table readers query that the sink keeps up with its pointer, if it was given one. */

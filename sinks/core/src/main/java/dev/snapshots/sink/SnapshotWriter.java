@@ -194,7 +194,13 @@ final class SnapshotWriter<T>
     void prepare(long windowStartMillis, int bucket, List<T> partRows)
             throws IOException, InterruptedException {
         WorkIdentity id = config.identity(windowStartMillis, bucket);
-        EncodedPart part = EncodedPart.of(config.kind(), format, config.schemaVersion(), partRows);
+        EncodedPart part =
+                EncodedPart.of(
+                        config.kind(),
+                        format,
+                        config.schemaVersion(),
+                        config.fingerprintScheme(),
+                        partRows);
         byte[] file = part.file();
         String fingerprint = part.fingerprint();
         int rows = part.rows();

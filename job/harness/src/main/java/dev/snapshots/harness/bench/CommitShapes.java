@@ -226,6 +226,7 @@ final class CommitShapes {
                 sink.config().kind(),
                 sink.config().rowFormat(),
                 sink.config().schemaVersion(),
+                sink.config().fingerprintScheme(),
                 rows);
     }
 
