@@ -103,7 +103,7 @@ public final class PartEncoding {
             writer.addElement(row);
         }
         writer.finish();
-        return out.bytes.toByteArray();
+        return out.toByteArray();
     }
 
     /** Parquet bytes of {@code rows}, in the order given. */
@@ -179,7 +179,7 @@ public final class PartEncoding {
             } else {
                 records.finish();
             }
-            return out.bytes.toByteArray();
+            return out.toByteArray();
         }
 
         /**
@@ -927,23 +927,62 @@ public final class PartEncoding {
         }
     }
 
-    /** flink-parquet writes to a Flink stream; a part is small enough to build in memory. */
+    /**
+     * flink-parquet writes to a Flink stream; a part is small enough to build in memory. Kept in
+     * chunks that are filled and never moved, then copied once into the part's array: a growing
+     * array would copy the part about twice more as it doubles, and allocate twice its size.
+     */
     private static final class BytesOutput extends FSDataOutputStream {
-        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        /** Under G1's humongous size at any heap, so a chunk is an ordinary young object. */
+        private static final int CHUNK = 1 << 16;
+
+        private final List<byte[]> full = new ArrayList<>();
+        private byte[] chunk = new byte[CHUNK];
+        private int used;
 
         @Override
         public long getPos() {
-            return bytes.size();
+            return (long) full.size() * CHUNK + used;
         }
 
         @Override
         public void write(int b) {
-            bytes.write(b);
+            if (used == CHUNK) {
+                next();
+            }
+            chunk[used++] = (byte) b;
         }
 
         @Override
         public void write(byte[] b, int off, int len) {
-            bytes.write(b, off, len);
+            while (len > 0) {
+                if (used == CHUNK) {
+                    next();
+                }
+                int n = Math.min(len, CHUNK - used);
+                System.arraycopy(b, off, chunk, used, n);
+                used += n;
+                off += n;
+                len -= n;
+            }
+        }
+
+        private void next() {
+            full.add(chunk);
+            chunk = new byte[CHUNK];
+            used = 0;
+        }
+
+        /** Everything written, in one array. */
+        byte[] toByteArray() {
+            byte[] all = new byte[Math.toIntExact(getPos())];
+            int at = 0;
+            for (byte[] c : full) {
+                System.arraycopy(c, 0, all, at, CHUNK);
+                at += CHUNK;
+            }
+            System.arraycopy(chunk, 0, all, at, used);
+            return all;
         }
 
         @Override
