@@ -149,17 +149,7 @@ class VersionIdentityITCase {
     @Test
     void anIdentityRecordedWithoutASchemaIsNotComparedOnIt() throws Exception {
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
-        try (ObjectStore s = store.open()) {
-            s.putIfAbsent(
-                    ObjectKeys.identityKey(PartKind.SNAPSHOT, "readings", 1),
-                    ("{\"bucketing\": \"KEY_GROUPS\", \"buckets\": 4, \"format\": 1,"
-                                    + " \"jobVersion\": 1, \"keyScheme\": 1, \"maxParallelism\":"
-                                    + " 128, \"pinnedInputs\": \"\", \"pipeline\": \"readings\","
-                                    + " \"recordedAt\": \"2026-11-30T12:00:00Z\", \"schemaVersion\":"
-                                    + " 1, \"windowLengthMillis\": 60000}")
-                            .getBytes(StandardCharsets.UTF_8),
-                    Map.of());
-        }
+        recordedByAnEarlierRelease(store, "");
 
         SnapshotTestJob.over(READINGS).store(store).rowFormat(new WithNote()).run();
 
@@ -175,18 +165,9 @@ class VersionIdentityITCase {
     void aVersionRecordedWithoutAFingerprintSchemeKeepsAvrosAndANewVersionGetsTheTypedOne()
             throws Exception {
         StoreSpec recordedBefore = StoreKind.FILESYSTEM.fresh();
-        try (ObjectStore s = recordedBefore.open()) {
-            s.putIfAbsent(
-                    ObjectKeys.identityKey(PartKind.SNAPSHOT, "readings", 1),
-                    ("{\"bucketing\": \"KEY_GROUPS\", \"buckets\": 4, \"format\": 1,"
-                                    + " \"jobVersion\": 1, \"keyScheme\": 1, \"maxParallelism\":"
-                                    + " 128, \"pinnedInputs\": \"\", \"pipeline\": \"readings\","
-                                    + " \"recordedAt\": \"2026-12-01T12:00:00Z\", \"schema\": \""
-                                    + VersionIdentity.schemaFingerprint(KeyTotal.SCHEMA)
-                                    + "\", \"schemaVersion\": 1, \"windowLengthMillis\": 60000}")
-                            .getBytes(StandardCharsets.UTF_8),
-                    Map.of());
-        }
+        recordedByAnEarlierRelease(
+                recordedBefore,
+                "\"schema\": \"" + VersionIdentity.schemaFingerprint(KeyTotal.SCHEMA) + "\", ");
         StoreSpec fresh = StoreKind.FILESYSTEM.fresh();
 
         SnapshotTestJob.over(READINGS).store(recordedBefore).run();
@@ -198,6 +179,26 @@ class VersionIdentityITCase {
             assertThat(VersionIdentity.read(s, PartKind.SNAPSHOT, "readings", 1))
                     .map(VersionIdentity::fingerprintScheme)
                     .contains(PartEncoding.FINGERPRINT_TYPED);
+        }
+    }
+
+    /**
+     * Records v=1's identity as an earlier release wrote it: 0.1 without {@code schema} ({@code
+     * schemaField} empty), 0.2 with it; neither names a fingerprint scheme.
+     */
+    private static void recordedByAnEarlierRelease(StoreSpec store, String schemaField)
+            throws Exception {
+        try (ObjectStore s = store.open()) {
+            s.putIfAbsent(
+                    ObjectKeys.identityKey(PartKind.SNAPSHOT, "readings", 1),
+                    ("{\"bucketing\": \"KEY_GROUPS\", \"buckets\": 4, \"format\": 1,"
+                                    + " \"jobVersion\": 1, \"keyScheme\": 1, \"maxParallelism\":"
+                                    + " 128, \"pinnedInputs\": \"\", \"pipeline\": \"readings\","
+                                    + " \"recordedAt\": \"2026-11-30T12:00:00Z\", "
+                                    + schemaField
+                                    + "\"schemaVersion\": 1, \"windowLengthMillis\": 60000}")
+                            .getBytes(StandardCharsets.UTF_8),
+                    Map.of());
         }
     }
 
