@@ -249,7 +249,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         pipeline,
                         jobVersion,
                         schemaVersion,
-                        PartEncoding.FINGERPRINT_SCHEME,
+                        SnapshotSinkConfig.SCHEME_UNCHECKED,
                         bucketCount,
                         bucketing,
                         windowLengthMillis,

@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
@@ -26,10 +27,17 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final int schemaVersion;
 
     /**
-     * How parts are fingerprinted: the scheme this release gives a new job version, until the
-     * version's recorded identity gives its own ({@link #withFingerprintScheme}).
+     * How parts are fingerprinted: {@link #SCHEME_UNCHECKED} until a writer has checked the job
+     * version's identity, which gives the recorded scheme, or this release's for a new version
+     * ({@link #withFingerprintScheme}).
      */
     private final int fingerprintScheme;
+
+    /**
+     * Not known yet. A part encoded under a guessed scheme would carry another fingerprint than its
+     * job version's other parts, and be reported divergent from them; so asking is refused.
+     */
+    static final int SCHEME_UNCHECKED = 0;
 
     private final int bucketCount;
     private final Bucketing bucketing;
@@ -153,6 +161,15 @@ public final class SnapshotSinkConfig<T> implements Serializable {
 
     /** {@link dev.snapshots.format.PartEncoding#FINGERPRINT_AVRO} or {@code FINGERPRINT_TYPED}. */
     public int fingerprintScheme() {
+        if (fingerprintScheme == SCHEME_UNCHECKED) {
+            throw new IllegalStateException(
+                    "the fingerprint scheme of "
+                            + pipeline
+                            + " v="
+                            + jobVersion
+                            + " is not known before its identity is checked: a writer checks it"
+                            + " (Preflight) before it encodes a part");
+        }
         return fingerprintScheme;
     }
 
@@ -282,7 +299,9 @@ public final class SnapshotSinkConfig<T> implements Serializable {
                 windowLengthMillis,
                 pinnedInputs,
                 ObjectKeys.KEY_SCHEME,
-                fingerprintScheme);
+                fingerprintScheme == SCHEME_UNCHECKED
+                        ? PartEncoding.FINGERPRINT_SCHEME
+                        : fingerprintScheme);
     }
 
     /** The table readers query that the sink keeps up with its pointer, if it was given one. */
