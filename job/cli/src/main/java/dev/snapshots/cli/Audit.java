@@ -7,6 +7,7 @@ import dev.snapshots.key.ObjectKeys.PartKey;
 import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.progress.WindowManifest;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreConformance;
@@ -34,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -668,6 +670,9 @@ public final class Audit {
         private final boolean readContent;
         private final ExecutorService pool;
 
+        /** Each job version's fingerprint scheme, by "kind/pipeline/version", read once. */
+        private final Map<String, Integer> schemes = new ConcurrentHashMap<>();
+
         PartReader(ObjectStore store, boolean readContent) {
             this.store = store;
             this.readContent = readContent;
@@ -726,11 +731,26 @@ public final class Audit {
             Schema schema = rows.isEmpty() ? DeadLetterRows.SCHEMA : rows.get(0).getSchema();
             return new PartRead(
                     head,
-                    Optional.of(PartEncoding.fingerprint(rows, schema, p.schemaVersion())),
+                    Optional.of(
+                            PartEncoding.fingerprint(
+                                    rows, schema, p.schemaVersion(), fingerprintScheme(p))),
                     Optional.empty(),
                     p.kind() == PartKind.DEAD_LETTER
                             ? rows.stream().map(r -> String.valueOf(r.get("reason"))).toList()
                             : List.of());
+        }
+
+        /** The scheme the part's job version fingerprints its parts with. */
+        private int fingerprintScheme(PartKey p) throws IOException {
+            String version = p.kind() + "/" + p.pipeline() + "/" + p.jobVersion();
+            Integer known = schemes.get(version);
+            if (known == null) {
+                known =
+                        VersionIdentity.fingerprintScheme(
+                                store, p.kind(), p.pipeline(), p.jobVersion());
+                schemes.put(version, known);
+            }
+            return known;
         }
 
         @Override

@@ -159,7 +159,8 @@ public class PartBenchmark {
     }
 
     EncodedPart ours() throws IOException {
-        EncodedPart encoded = EncodedPart.of(PartKind.SNAPSHOT, FORMAT, 1, part);
+        EncodedPart encoded =
+                EncodedPart.of(PartKind.SNAPSHOT, FORMAT, 1, PartEncoding.FINGERPRINT_SCHEME, part);
         outputBytes = encoded.file().length;
         return encoded;
     }

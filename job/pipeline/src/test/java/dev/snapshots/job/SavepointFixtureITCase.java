@@ -11,6 +11,7 @@ import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.EarlierStore;
 import dev.snapshots.testkit.StoreKind;
 import java.net.URI;
 import java.nio.file.Files;
@@ -48,6 +49,10 @@ import org.junit.jupiter.params.provider.CsvSource;
  *       ({@code --bucketing hash}: the assembling window and its state);
  *   <li>{@code generator-key-groups}: the release that chained the sink to the window.
  * </ul>
+ *
+ * <p>Each fixture's {@code store/} holds the identity records its release left in the store (no
+ * fingerprint scheme in them), which the restored job finds as it would in production: see {@link
+ * EarlierStore}.
  */
 class SavepointFixtureITCase {
     @RegisterExtension
@@ -77,6 +82,7 @@ class SavepointFixtureITCase {
                 JSON.readValue(published.toFile(), new TypeReference<TreeMap<String, String>>() {});
 
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        EarlierStore.putInto(dir.resolve("store"), store);
         run(
                 config(store, "20000", bucketing),
                 dir.resolve("savepoint").toAbsolutePath().toUri().toString());

@@ -5,27 +5,33 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.generic.GenericFixed;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.io.JsonEncoder;
+import org.apache.avro.util.Utf8;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.core.fs.FSDataOutputStream;
@@ -68,8 +74,20 @@ import org.apache.parquet.schema.Types;
  */
 @Internal
 public final class PartEncoding {
-    private static final byte[] FINGERPRINT_DOMAIN =
-            "snapshots/part-fingerprint/v1".getBytes(StandardCharsets.US_ASCII);
+    /**
+     * Fingerprint scheme 1: SHA-256 over each row's Avro binary encoding. What a job version whose
+     * identity names no scheme (recorded before 0.3.0) was written with, and keeps.
+     */
+    public static final int FINGERPRINT_AVRO = 1;
+
+    /**
+     * Fingerprint scheme 2: SHA-256 over each row's typed values, without Avro (see {@link
+     * TypedFingerprint}). What a new job version records.
+     */
+    public static final int FINGERPRINT_TYPED = 2;
+
+    /** The scheme this release gives a job version that has recorded none yet. */
+    public static final int FINGERPRINT_SCHEME = FINGERPRINT_TYPED;
 
     /** Where parquet-avro's writer keeps the Avro schema in the footer, and its reader looks. */
     private static final String AVRO_SCHEMA_KEY = "parquet.avro.schema";
@@ -85,7 +103,7 @@ public final class PartEncoding {
             writer.addElement(row);
         }
         writer.finish();
-        return out.bytes.toByteArray();
+        return out.toByteArray();
     }
 
     /** Parquet bytes of {@code rows}, in the order given. */
@@ -125,22 +143,27 @@ public final class PartEncoding {
         private final BulkWriter<GenericRecord> records;
         private int rows;
 
-        public PartWriter(PartKind kind, RowFormat<T> format, int schemaVersion)
+        /**
+         * @param fingerprintScheme {@link #FINGERPRINT_AVRO} or {@link #FINGERPRINT_TYPED}: the one
+         *     the part's job version recorded
+         */
+        public PartWriter(
+                PartKind kind, RowFormat<T> format, int schemaVersion, int fingerprintScheme)
                 throws IOException {
             this.format = format;
-            this.fingerprint = new Fingerprint(format.schema(), schemaVersion);
+            this.fingerprint = Fingerprint.of(fingerprintScheme, format.schema(), schemaVersion);
             this.fields =
                     kind == PartKind.SNAPSHOT && format instanceof FlatRowFormat<T> flat
-                            ? flatParquetWriter(flat, fingerprint.fields, out)
+                            ? flatParquetWriter(flat, fingerprint, out)
                             : null;
             this.records = fields == null ? writer(kind, format.schema(), out) : null;
         }
 
         public void add(T row) throws IOException {
             if (fields != null) {
-                int start = fingerprint.startRow();
+                fingerprint.startRow();
                 fields.addElement(row);
-                fingerprint.endRow(start);
+                fingerprint.endRow();
             } else {
                 GenericRecord record = format.toRecord(row);
                 fingerprint.add(record);
@@ -156,7 +179,7 @@ public final class PartEncoding {
             } else {
                 records.finish();
             }
-            return out.bytes.toByteArray();
+            return out.toByteArray();
         }
 
         /**
@@ -337,83 +360,289 @@ public final class PartEncoding {
     }
 
     /**
-     * SHA-256 over the schema version, the schema's canonical form and each row's Avro binary
-     * encoding (length-prefixed; any NaN as the canonical one, as the file stores it), in order. It
-     * depends on the logical content only, so it is the same whichever JVM wrote the file and
-     * whatever parquet-java put in the footer.
+     * The content fingerprint of a part of a scheme-1 job version ({@link #FINGERPRINT_AVRO}), as
+     * {@link #fingerprint(List, Schema, int, int)}.
      */
     public static String fingerprint(List<GenericRecord> rows, Schema schema, int schemaVersion) {
-        Fingerprint fingerprint = new Fingerprint(schema, schemaVersion);
+        return fingerprint(rows, schema, schemaVersion, FINGERPRINT_AVRO);
+    }
+
+    /**
+     * SHA-256 over the scheme's domain, the schema version, the schema's canonical form and the
+     * rows in order, each as the scheme encodes it: {@link #FINGERPRINT_AVRO} its Avro binary
+     * encoding (length-prefixed), {@link #FINGERPRINT_TYPED} its typed values. Any NaN counts as
+     * the canonical one, as the file stores it. It depends on the logical content only, so it is
+     * the same whichever JVM wrote the file and whatever parquet-java put in the footer.
+     *
+     * @throws IllegalArgumentException for a scheme this release does not know
+     */
+    public static String fingerprint(
+            List<GenericRecord> rows, Schema schema, int schemaVersion, int fingerprintScheme) {
+        Fingerprint fingerprint = Fingerprint.of(fingerprintScheme, schema, schemaVersion);
         rows.forEach(fingerprint::add);
         return fingerprint.hex();
     }
 
-    /** The fingerprint's hash, fed one row at a time. */
-    private static final class Fingerprint {
+    /**
+     * A part's fingerprint, fed one row at a time: a record, or a flat row's fields (between {@link
+     * #startRow} and {@link #endRow}) as its {@link FlatWriteSupport} writes them to the file.
+     */
+    private abstract static class Fingerprint implements FlatRowFormat.Fields {
         /** Bytes gathered before they are hashed: one digest call per row cost more than it. */
-        private static final int CHUNK = 1 << 16;
+        static final int CHUNK = 1 << 16;
 
+        final MessageDigest sha = sha256();
+        private String hex;
+
+        static Fingerprint of(int scheme, Schema schema, int schemaVersion) {
+            return switch (scheme) {
+                case FINGERPRINT_AVRO -> new AvroFingerprint(schema, schemaVersion);
+                case FINGERPRINT_TYPED -> new TypedFingerprint(schema, schemaVersion);
+                default ->
+                        throw new IllegalArgumentException(
+                                "fingerprint scheme "
+                                        + scheme
+                                        + " is not one this release knows ("
+                                        + FINGERPRINT_AVRO
+                                        + " or "
+                                        + FINGERPRINT_TYPED
+                                        + "): the job version was written by a newer release");
+            };
+        }
+
+        Fingerprint(String domain, Schema schema, int schemaVersion) {
+            sha.update(domain.getBytes(StandardCharsets.US_ASCII));
+            sha.update(
+                    ByteBuffer.allocate(12)
+                            .putInt(schemaVersion)
+                            .putLong(SchemaNormalization.parsingFingerprint64(schema))
+                            .array());
+        }
+
+        abstract void add(GenericRecord row);
+
+        abstract void startRow();
+
+        abstract void endRow();
+
+        /** A string field already in UTF-8. */
+        abstract void utf8(byte[] value);
+
+        @Override
+        public void string(String value) {
+            utf8(value.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Hashes what is gathered. */
+        abstract void hashGathered();
+
+        /** The hash of every row added; asking again gives the same, adding more is a bug. */
+        String hex() {
+            if (hex == null) {
+                hashGathered();
+                hex = HexFormat.of().formatHex(sha.digest());
+            }
+            return hex;
+        }
+    }
+
+    /** Scheme 1: each row's length, then its Avro binary encoding. */
+    private static final class AvroFingerprint extends Fingerprint {
         private static final byte[] LENGTH_SLOT = new byte[4];
 
-        private final MessageDigest sha = sha256();
         private final FileDatumWriter writer;
 
         /** Each row's length and encoding, in turn, until a chunk is full. */
         private final RowBuffer rows = new RowBuffer();
 
         private final BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(rows, null);
-        final AvroFields fields = new AvroFields(encoder);
-        private String hex;
+        private final AvroFields fields = new AvroFields(encoder);
+        private int rowStart;
 
-        Fingerprint(Schema schema, int schemaVersion) {
-            sha.update(FINGERPRINT_DOMAIN);
-            sha.update(
-                    ByteBuffer.allocate(12)
-                            .putInt(schemaVersion)
-                            .putLong(SchemaNormalization.parsingFingerprint64(schema))
-                            .array());
+        AvroFingerprint(Schema schema, int schemaVersion) {
+            super("snapshots/part-fingerprint/v1", schema, schemaVersion);
             writer = new FileDatumWriter(schema);
         }
 
+        @Override
         void add(GenericRecord r) {
-            int start = startRow();
+            startRow();
             try {
                 writer.write(r, encoder);
             } catch (IOException e) {
                 throw new IllegalArgumentException("row does not match the part schema: " + r, e);
             }
-            endRow(start);
+            endRow();
         }
 
-        /**
-         * Opens a row whose fields a {@link FlatWriteSupport} writes to {@link #fields}: the same
-         * bytes as the row's record would give.
-         */
-        int startRow() {
-            int start = rows.size();
+        /** The same bytes as the row's record would give: see {@link AvroFields}. */
+        @Override
+        void startRow() {
+            rowStart = rows.size();
             rows.write(LENGTH_SLOT, 0, 4);
-            return start;
         }
 
-        void endRow(int start) {
-            ByteBuffer.wrap(rows.contents(), start, 4).putInt(rows.size() - start - 4);
+        @Override
+        void endRow() {
+            ByteBuffer.wrap(rows.contents(), rowStart, 4).putInt(rows.size() - rowStart - 4);
             if (rows.size() >= CHUNK) {
-                hashRows();
+                hashGathered();
             }
         }
 
-        /** The hash of every row added; asking again gives the same, adding more is a bug. */
-        String hex() {
-            if (hex == null) {
-                hashRows();
-                hex = HexFormat.of().formatHex(sha.digest());
-            }
-            return hex;
+        @Override
+        void utf8(byte[] value) {
+            fields.utf8(value);
         }
 
-        private void hashRows() {
+        @Override
+        public void int64(long value) {
+            fields.int64(value);
+        }
+
+        @Override
+        public void float64(double value) {
+            fields.float64(value);
+        }
+
+        @Override
+        void hashGathered() {
             sha.update(rows.contents(), 0, rows.size());
             rows.reset();
+        }
+    }
+
+    /**
+     * Scheme 2: each row's values in schema order, each by its type, little-endian: a {@code long}
+     * 8 bytes, an {@code int} 4, a {@code double} or {@code float} its IEEE bits (a NaN the
+     * canonical one), a {@code boolean} 1 byte; a string or {@code bytes} its length (4 bytes) and
+     * its bytes (a string's UTF-8), a {@code fixed} its bytes; a union the index of its branch (4
+     * bytes) and the value; an enum its symbol's index; an array its length and items; a map its
+     * size and its entries ordered by key; a record its fields. Given the schema this is read back
+     * in one way only, so rows of different values never give the same bytes. Fixed widths write
+     * without branches or Avro's variable-length integers, and a flat row's fields go straight from
+     * the Parquet writer into the hash's buffer.
+     */
+    private static final class TypedFingerprint extends Fingerprint {
+        private final Schema schema;
+        private final ByteBuffer gathered =
+                ByteBuffer.allocate(CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+
+        TypedFingerprint(Schema schema, int schemaVersion) {
+            super("snapshots/part-fingerprint/v2", schema, schemaVersion);
+            this.schema = schema;
+        }
+
+        @Override
+        void add(GenericRecord row) {
+            try {
+                value(schema, row);
+            } catch (ClassCastException | NullPointerException | AvroRuntimeException e) {
+                throw new IllegalArgumentException("row does not match the part schema: " + row, e);
+            }
+        }
+
+        @Override
+        void startRow() {}
+
+        @Override
+        void endRow() {}
+
+        @Override
+        public void int64(long value) {
+            room(8).putLong(value);
+        }
+
+        @Override
+        public void float64(double value) {
+            room(8).putLong(Double.doubleToLongBits(value));
+        }
+
+        @Override
+        void utf8(byte[] value) {
+            bytes(value, 0, value.length);
+        }
+
+        private void bytes(byte[] value, int offset, int length) {
+            room(4).putInt(length);
+            if (length <= gathered.remaining()) {
+                gathered.put(value, offset, length);
+            } else {
+                hashGathered();
+                sha.update(value, offset, length);
+            }
+        }
+
+        private void value(Schema type, Object datum) {
+            switch (type.getType()) {
+                case RECORD -> {
+                    GenericRecord record = (GenericRecord) datum;
+                    for (Schema.Field field : type.getFields()) {
+                        value(field.schema(), record.get(field.pos()));
+                    }
+                }
+                case UNION -> {
+                    int branch = GenericData.get().resolveUnion(type, datum);
+                    room(4).putInt(branch);
+                    value(type.getTypes().get(branch), datum);
+                }
+                case NULL -> {}
+                case BOOLEAN -> room(1).put((byte) ((Boolean) datum ? 1 : 0));
+                case INT -> room(4).putInt((Integer) datum);
+                case LONG -> int64((Long) datum);
+                case FLOAT -> room(4).putInt(Float.floatToIntBits((Float) datum));
+                case DOUBLE -> float64((Double) datum);
+                case STRING -> {
+                    if (datum instanceof Utf8 utf8) {
+                        bytes(utf8.getBytes(), 0, utf8.getByteLength());
+                    } else {
+                        utf8(datum.toString().getBytes(StandardCharsets.UTF_8));
+                    }
+                }
+                case BYTES -> {
+                    ByteBuffer b = ((ByteBuffer) datum).duplicate();
+                    byte[] content = new byte[b.remaining()];
+                    b.get(content);
+                    utf8(content);
+                }
+                case FIXED -> {
+                    byte[] content = ((GenericFixed) datum).bytes();
+                    bytes(content, 0, content.length);
+                }
+                case ENUM -> room(4).putInt(type.getEnumOrdinal(datum.toString()));
+                case ARRAY -> {
+                    Collection<?> items = (Collection<?>) datum;
+                    room(4).putInt(items.size());
+                    for (Object item : items) {
+                        value(type.getElementType(), item);
+                    }
+                }
+                case MAP -> {
+                    Map<?, ?> map = (Map<?, ?>) datum;
+                    room(4).putInt(map.size());
+                    Map<String, Object> byKey = new TreeMap<>();
+                    map.forEach((k, v) -> byKey.put(k.toString(), v));
+                    byKey.forEach(
+                            (k, v) -> {
+                                utf8(k.getBytes(StandardCharsets.UTF_8));
+                                value(type.getValueType(), v);
+                            });
+                }
+            }
+        }
+
+        /** The buffer, with room for {@code bytes} more. */
+        private ByteBuffer room(int bytes) {
+            if (gathered.remaining() < bytes) {
+                hashGathered();
+            }
+            return gathered;
+        }
+
+        @Override
+        void hashGathered() {
+            sha.update(gathered.array(), 0, gathered.position());
+            gathered.clear();
         }
     }
 
@@ -480,7 +709,10 @@ public final class PartEncoding {
         }
     }
 
-    /** Avro binary encoding of one record: the canonical bytes rows are sorted and hashed by. */
+    /**
+     * Avro binary encoding of one record: the canonical bytes rows are sorted by (whatever their
+     * fingerprint scheme).
+     */
     private static byte[] canonicalBytes(GenericRecord record) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
@@ -539,10 +771,10 @@ public final class PartEncoding {
      * The Parquet writer of a flat format's part: as {@link #parquetWriters}, from fields instead
      * of records, each field also going to {@code canonical}. The footer carries the Avro schema,
      * as parquet-avro's does, so readers get the same records back. The factory serves this part
-     * only and is never serialized, so it may hold the fingerprint's encoder.
+     * only and is never serialized, so it may hold the fingerprint.
      */
     private static <T> BulkWriter<T> flatParquetWriter(
-            FlatRowFormat<T> format, AvroFields canonical, FSDataOutputStream out)
+            FlatRowFormat<T> format, Fingerprint canonical, FSDataOutputStream out)
             throws IOException {
         ParquetBuilder<T> builder =
                 file ->
@@ -557,9 +789,9 @@ public final class PartEncoding {
     private static final class FlatParquetBuilder<T>
             extends ParquetWriter.Builder<T, FlatParquetBuilder<T>> {
         private final FlatRowFormat<T> format;
-        private final AvroFields canonical;
+        private final Fingerprint canonical;
 
-        FlatParquetBuilder(OutputFile file, FlatRowFormat<T> format, AvroFields canonical) {
+        FlatParquetBuilder(OutputFile file, FlatRowFormat<T> format, Fingerprint canonical) {
             super(file);
             this.format = format;
             this.canonical = canonical;
@@ -583,13 +815,13 @@ public final class PartEncoding {
     private static final class FlatWriteSupport<T> extends WriteSupport<T>
             implements FlatRowFormat.Fields {
         private final FlatRowFormat<T> format;
-        private final AvroFields canonical;
+        private final Fingerprint canonical;
         private final MessageType type;
         private final PrimitiveTypeName[] types;
         private RecordConsumer consumer;
         private int field;
 
-        FlatWriteSupport(FlatRowFormat<T> format, AvroFields canonical) {
+        FlatWriteSupport(FlatRowFormat<T> format, Fingerprint canonical) {
             this.format = format;
             this.canonical = canonical;
             this.type = flatParquetType(format.schema());
@@ -695,23 +927,62 @@ public final class PartEncoding {
         }
     }
 
-    /** flink-parquet writes to a Flink stream; a part is small enough to build in memory. */
+    /**
+     * flink-parquet writes to a Flink stream; a part is small enough to build in memory. Kept in
+     * chunks that are filled and never moved, then copied once into the part's array: a growing
+     * array would copy the part about twice more as it doubles, and allocate twice its size.
+     */
     private static final class BytesOutput extends FSDataOutputStream {
-        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        /** Under G1's humongous size at any heap, so a chunk is an ordinary young object. */
+        private static final int CHUNK = 1 << 16;
+
+        private final List<byte[]> full = new ArrayList<>();
+        private byte[] chunk = new byte[CHUNK];
+        private int used;
 
         @Override
         public long getPos() {
-            return bytes.size();
+            return (long) full.size() * CHUNK + used;
         }
 
         @Override
         public void write(int b) {
-            bytes.write(b);
+            if (used == CHUNK) {
+                next();
+            }
+            chunk[used++] = (byte) b;
         }
 
         @Override
         public void write(byte[] b, int off, int len) {
-            bytes.write(b, off, len);
+            while (len > 0) {
+                if (used == CHUNK) {
+                    next();
+                }
+                int n = Math.min(len, CHUNK - used);
+                System.arraycopy(b, off, chunk, used, n);
+                used += n;
+                off += n;
+                len -= n;
+            }
+        }
+
+        private void next() {
+            full.add(chunk);
+            chunk = new byte[CHUNK];
+            used = 0;
+        }
+
+        /** Everything written, in one array. */
+        byte[] toByteArray() {
+            byte[] all = new byte[Math.toIntExact(getPos())];
+            int at = 0;
+            for (byte[] c : full) {
+                System.arraycopy(c, 0, all, at, CHUNK);
+                at += CHUNK;
+            }
+            System.arraycopy(chunk, 0, all, at, used);
+            return all;
         }
 
         @Override

@@ -36,6 +36,11 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * @param windowLengthMillis 0 in a run that takes it from its rows and has had none yet: such an
  *     identity is compared on everything else, and never recorded
  * @param keyScheme {@link ObjectKeys#KEY_SCHEME}
+ * @param fingerprintScheme how the version's parts are fingerprinted ({@code
+ *     PartEncoding.FINGERPRINT_AVRO} or {@code FINGERPRINT_TYPED}); a record without one was
+ *     written before schemes were kept, with scheme {@value #FINGERPRINT_SCHEME_UNRECORDED}. Not
+ *     compared: a run takes the recorded one ({@code Preflight}), so a job version keeps the scheme
+ *     its first parts were fingerprinted with across releases
  */
 @PublicEvolving
 public record VersionIdentity(
@@ -49,9 +54,13 @@ public record VersionIdentity(
         int maxParallelism,
         long windowLengthMillis,
         String pinnedInputs,
-        int keyScheme) {
+        int keyScheme,
+        int fingerprintScheme) {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int FORMAT = 1;
+
+    /** The scheme of every part written before identities recorded one: Avro's encoding. */
+    public static final int FINGERPRINT_SCHEME_UNRECORDED = 1;
 
     /** A run's settings differ from what its job version was first written with. */
     public static final class IdentityMismatchException extends IllegalStateException {
@@ -72,6 +81,19 @@ public record VersionIdentity(
                 : Optional.empty();
     }
 
+    /**
+     * The fingerprint scheme a job version's parts were written with, for recomputing a part's
+     * fingerprint from its file: the recorded one; scheme {@value #FINGERPRINT_SCHEME_UNRECORDED}
+     * for a version without a record, since every writer that knows schemes records its identity
+     * before its first part.
+     */
+    public static int fingerprintScheme(
+            ObjectStore store, PartKind kind, String pipeline, int jobVersion) throws IOException {
+        return read(store, kind, pipeline, jobVersion)
+                .map(VersionIdentity::fingerprintScheme)
+                .orElse(FINGERPRINT_SCHEME_UNRECORDED);
+    }
+
     /** The {@code schema} of an identity: the Avro schema's parsing fingerprint, in hex. */
     public static String schemaFingerprint(Schema schema) {
         return HexFormat.of().toHexDigits(SchemaNormalization.parsingFingerprint64(schema));
@@ -80,14 +102,17 @@ public record VersionIdentity(
     /**
      * Records this identity if its job version has none, else requires the recorded one to equal
      * it. A version written before identities were recorded gets this one, once its pointer's
-     * schema agrees.
+     * schema agrees, with the fingerprint scheme its parts were written with (scheme {@value
+     * #FINGERPRINT_SCHEME_UNRECORDED}).
      *
+     * @return the identity in force: the recorded one, or the one recorded now; its fingerprint
+     *     scheme is the one the version's parts take
      * @throws IdentityMismatchException naming each differing setting with both values, and the job
      *     version to use instead
      * @throws IOException if the store cannot be read or written
      */
-    public void require(ObjectStore store) throws IOException {
-        check(store, true);
+    public VersionIdentity require(ObjectStore store) throws IOException {
+        return check(store, true);
     }
 
     /**
@@ -96,14 +121,15 @@ public record VersionIdentity(
      * before it stops the running version, a plan): only a run that writes may pin its version's
      * settings, or a mistyped setting in an aborted deploy would refuse the right one for good.
      *
+     * @return the identity in force, as {@link #require}, or the one that would be recorded
      * @throws IdentityMismatchException as {@link #require}
      * @throws IOException if the store cannot be read
      */
-    public void verify(ObjectStore store) throws IOException {
-        check(store, false);
+    public VersionIdentity verify(ObjectStore store) throws IOException {
+        return check(store, false);
     }
 
-    private void check(ObjectStore store, boolean record) throws IOException {
+    private VersionIdentity check(ObjectStore store, boolean record) throws IOException {
         if (record && windowLengthMillis == 0) {
             throw new IllegalStateException(
                     "an identity without its window length cannot be recorded");
@@ -121,12 +147,16 @@ public record VersionIdentity(
                                                 legacySchema.get(),
                                                 schemaVersion))));
             }
+            VersionIdentity first =
+                    legacySchema.isPresent()
+                            ? withFingerprintScheme(FINGERPRINT_SCHEME_UNRECORDED)
+                            : this;
             if (!record
                     || store.putIfAbsent(
                             ObjectKeys.identityKey(kind, pipeline, jobVersion),
-                            render(),
+                            first.render(),
                             Map.of())) {
-                return;
+                return first;
             }
             recorded = read(store, kind, pipeline, jobVersion); // another run recorded it first
         }
@@ -134,6 +164,23 @@ public record VersionIdentity(
         if (!differences.isEmpty()) {
             throw new IdentityMismatchException(mismatch(differences));
         }
+        return recorded.get();
+    }
+
+    private VersionIdentity withFingerprintScheme(int scheme) {
+        return new VersionIdentity(
+                kind,
+                pipeline,
+                jobVersion,
+                schemaVersion,
+                schema,
+                buckets,
+                bucketing,
+                maxParallelism,
+                windowLengthMillis,
+                pinnedInputs,
+                keyScheme,
+                scheme);
     }
 
     private List<String> differences(VersionIdentity r) {
@@ -200,6 +247,7 @@ public record VersionIdentity(
         doc.put("windowLengthMillis", windowLengthMillis);
         doc.put("pinnedInputs", pinnedInputs);
         doc.put("keyScheme", keyScheme);
+        doc.put("fingerprintScheme", fingerprintScheme);
         doc.put("recordedAt", Instant.now().toString());
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc);
     }
@@ -224,6 +272,7 @@ public record VersionIdentity(
                 doc.path("maxParallelism").asInt(),
                 doc.path("windowLengthMillis").asLong(),
                 doc.path("pinnedInputs").asText(),
-                doc.path("keyScheme").asInt());
+                doc.path("keyScheme").asInt(),
+                doc.path("fingerprintScheme").asInt(FINGERPRINT_SCHEME_UNRECORDED));
     }
 }

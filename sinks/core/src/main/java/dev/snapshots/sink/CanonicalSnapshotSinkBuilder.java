@@ -249,6 +249,7 @@ public final class CanonicalSnapshotSinkBuilder<T> {
                         pipeline,
                         jobVersion,
                         schemaVersion,
+                        SnapshotSinkConfig.SCHEME_UNCHECKED,
                         bucketCount,
                         bucketing,
                         windowLengthMillis,

@@ -19,11 +19,19 @@ import org.apache.flink.annotation.Internal;
 @Internal
 public record EncodedPart(byte[] file, String fingerprint, int rows) {
 
+    /**
+     * @param fingerprintScheme the scheme the part's job version recorded ({@link
+     *     PartEncoding#FINGERPRINT_SCHEME} for a new one)
+     */
     public static <T> EncodedPart of(
-            PartKind kind, RowFormat<T> format, int schemaVersion, List<T> rows)
+            PartKind kind,
+            RowFormat<T> format,
+            int schemaVersion,
+            int fingerprintScheme,
+            List<T> rows)
             throws IOException {
         PartEncoding.PartWriter<T> encoding =
-                new PartEncoding.PartWriter<>(kind, format, schemaVersion);
+                new PartEncoding.PartWriter<>(kind, format, schemaVersion, fingerprintScheme);
         for (T row : sorted(format, rows)) {
             encoding.add(row);
         }

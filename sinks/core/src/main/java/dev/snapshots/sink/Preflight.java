@@ -34,9 +34,10 @@ final class Preflight {
     /**
      * @param probeStore whether to prove the store's conformance here: not when the caller knows it
      *     proven for this run (see {@link SnapshotWriter})
-     * @return {@code config}, with the window length its job version recorded when it had none; if
+     * @return {@code config}, with the window length its job version recorded when it had none (if
      *     the version recorded none either, the rows give it, and the identity is recorded with the
-     *     first part (until then it is compared on everything else)
+     *     first part; until then it is compared on everything else), and the fingerprint scheme the
+     *     version recorded, or is recorded with
      */
     static <T> SnapshotSinkConfig<T> check(
             SnapshotSinkConfig<T> config, int maxParallelism, ObjectStore store, boolean probeStore)
@@ -49,14 +50,14 @@ final class Preflight {
             Optional<VersionIdentity> recorded =
                     VersionIdentity.read(
                             store, config.kind(), config.pipeline(), config.jobVersion());
-            if (recorded.isEmpty()) {
-                config.versionIdentity(maxParallelism).verify(store);
-                return config;
+            if (recorded.isPresent()) {
+                known = config.withWindowLength(recorded.get().windowLengthMillis());
             }
-            known = config.withWindowLength(recorded.get().windowLengthMillis());
         }
-        known.versionIdentity(maxParallelism).require(store);
-        return known;
+        VersionIdentity identity = known.versionIdentity(maxParallelism);
+        VersionIdentity inForce =
+                known.windowLengthKnown() ? identity.require(store) : identity.verify(store);
+        return known.withFingerprintScheme(inForce.fingerprintScheme());
     }
 
     /** As {@link #check}, recording no identity: for a job that is being built, not run. */

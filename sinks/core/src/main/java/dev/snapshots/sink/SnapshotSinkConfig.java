@@ -1,5 +1,6 @@
 package dev.snapshots.sink;
 
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
@@ -24,6 +25,20 @@ public final class SnapshotSinkConfig<T> implements Serializable {
     private final String pipeline;
     private final int jobVersion;
     private final int schemaVersion;
+
+    /**
+     * How parts are fingerprinted: {@link #SCHEME_UNCHECKED} until a writer has checked the job
+     * version's identity, which gives the recorded scheme, or this release's for a new version
+     * ({@link #withFingerprintScheme}).
+     */
+    private final int fingerprintScheme;
+
+    /**
+     * Not known yet. A part encoded under a guessed scheme would carry another fingerprint than its
+     * job version's other parts, and be reported divergent from them; so asking is refused.
+     */
+    static final int SCHEME_UNCHECKED = 0;
+
     private final int bucketCount;
     private final Bucketing bucketing;
 
@@ -56,6 +71,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
             String pipeline,
             int jobVersion,
             int schemaVersion,
+            int fingerprintScheme,
             int bucketCount,
             Bucketing bucketing,
             long windowLengthMillis,
@@ -73,6 +89,7 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         this.pipeline = pipeline;
         this.jobVersion = jobVersion;
         this.schemaVersion = schemaVersion;
+        this.fingerprintScheme = fingerprintScheme;
         this.bucketCount = bucketCount;
         this.bucketing = bucketing;
         this.windowLengthMillis = windowLengthMillis;
@@ -142,6 +159,20 @@ public final class SnapshotSinkConfig<T> implements Serializable {
         return schemaVersion;
     }
 
+    /** {@link dev.snapshots.format.PartEncoding#FINGERPRINT_AVRO} or {@code FINGERPRINT_TYPED}. */
+    public int fingerprintScheme() {
+        if (fingerprintScheme == SCHEME_UNCHECKED) {
+            throw new IllegalStateException(
+                    "the fingerprint scheme of "
+                            + pipeline
+                            + " v="
+                            + jobVersion
+                            + " is not known before its identity is checked: a writer checks it"
+                            + " (Preflight) before it encodes a part");
+        }
+        return fingerprintScheme;
+    }
+
     public int bucketCount() {
         return bucketCount;
     }
@@ -172,14 +203,25 @@ public final class SnapshotSinkConfig<T> implements Serializable {
      */
     public SnapshotSinkConfig<T> withWindowLength(long windowLengthMillis) {
         WorkIdentity.requireWindowLength(windowLengthMillis);
-        return new SnapshotSinkConfig<>(this, windowLengthMillis);
+        return new SnapshotSinkConfig<>(this, windowLengthMillis, fingerprintScheme);
     }
 
-    private SnapshotSinkConfig(SnapshotSinkConfig<T> base, long windowLengthMillis) {
+    /**
+     * This configuration with the fingerprint scheme its job version recorded: a version keeps the
+     * scheme its first parts were written with, so that two executions' fingerprints of a part
+     * compare, and so do an audit's of its file.
+     */
+    public SnapshotSinkConfig<T> withFingerprintScheme(int fingerprintScheme) {
+        return new SnapshotSinkConfig<>(this, windowLengthMillis, fingerprintScheme);
+    }
+
+    private SnapshotSinkConfig(
+            SnapshotSinkConfig<T> base, long windowLengthMillis, int fingerprintScheme) {
         this(
                 base.pipeline,
                 base.jobVersion,
                 base.schemaVersion,
+                fingerprintScheme,
                 base.bucketCount,
                 base.bucketing,
                 windowLengthMillis,
@@ -256,7 +298,10 @@ public final class SnapshotSinkConfig<T> implements Serializable {
                 bucketing == Bucketing.KEY_GROUPS ? maxParallelism : 0,
                 windowLengthMillis,
                 pinnedInputs,
-                ObjectKeys.KEY_SCHEME);
+                ObjectKeys.KEY_SCHEME,
+                fingerprintScheme == SCHEME_UNCHECKED
+                        ? PartEncoding.FINGERPRINT_SCHEME
+                        : fingerprintScheme);
     }
 
     /** The table readers query that the sink keeps up with its pointer, if it was given one. */

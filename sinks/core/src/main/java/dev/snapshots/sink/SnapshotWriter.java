@@ -84,37 +84,25 @@ final class SnapshotWriter<T>
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
         // A checkpoint of this run was taken by its writers once each had opened, so after they
-        // proved the store and checked (or recorded) the job version's identity, which is never
-        // replaced once recorded (the run's config names that store and that identity; a new
-        // submission is a new run). Checking again would only delay the restart, by the store's
-        // round trips: on a TaskManager new to the job, seconds. Unless the window's length is
-        // still to be read from the identity the version recorded.
+        // proved the store (the run's config names that store; a new submission is a new run):
+        // probing again would only delay the restart. The job version's identity is read again,
+        // since the fingerprint scheme the writer adopts from it is not in the job's config.
         boolean ownRunRestored = restored.stream().anyMatch(r -> r.run().equals(run));
-        if (ownRunRestored && config.windowLengthKnown()) {
-            LOG.info(
-                    "{} not probed for conformance again, nor the job version's identity checked:"
-                            + " subtask {} restores a checkpoint of its own run {}, whose writers"
-                            + " checked both as the run started",
-                    store.describe(),
-                    subtask,
-                    run.id());
-            this.config = config;
-        } else {
-            long checking = System.nanoTime();
-            this.config =
-                    Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
-            // Timed, because a restarting task waits for it: the chaos report reads it here.
-            LOG.info(
-                    "Subtask {} checked {} in {} ms before publishing: {}",
-                    subtask,
-                    store.describe(),
-                    Duration.ofNanos(System.nanoTime() - checking).toMillis(),
-                    ownRunRestored
-                            ? "the job version's identity (its own run's writers proved its"
-                                    + " conformance)"
-                            : "its conformance, unless this process proved it, and the job"
-                                    + " version's identity");
-        }
+        long checking = System.nanoTime();
+        this.config = Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
+        // Timed, because a restarting task waits for it: the chaos report reads it here.
+        LOG.info(
+                "Subtask {} checked {} in {} ms before publishing: {}",
+                subtask,
+                store.describe(),
+                Duration.ofNanos(System.nanoTime() - checking).toMillis(),
+                ownRunRestored
+                        ? "the job version's identity (not probed for conformance again: it"
+                                + " restores a checkpoint of its own run "
+                                + run.id()
+                                + ", whose writers proved it as the run started)"
+                        : "its conformance, unless this process proved it, and the job"
+                                + " version's identity");
     }
 
     @Override
@@ -213,7 +201,13 @@ final class SnapshotWriter<T>
     void prepare(long windowStartMillis, int bucket, List<T> partRows)
             throws IOException, InterruptedException {
         WorkIdentity id = config.identity(windowStartMillis, bucket);
-        EncodedPart part = EncodedPart.of(config.kind(), format, config.schemaVersion(), partRows);
+        EncodedPart part =
+                EncodedPart.of(
+                        config.kind(),
+                        format,
+                        config.schemaVersion(),
+                        config.fingerprintScheme(),
+                        partRows);
         byte[] file = part.file();
         String fingerprint = part.fingerprint();
         int rows = part.rows();

@@ -265,7 +265,8 @@ class TableRowFormatTest {
     private static PartEncoding.PartWriter<RowData> part(TableRowFormat format, List<RowData> rows)
             throws Exception {
         PartEncoding.PartWriter<RowData> writer =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, format, 1);
+                new PartEncoding.PartWriter<>(
+                        PartKind.SNAPSHOT, format, 1, PartEncoding.FINGERPRINT_AVRO);
         for (RowData row : rows) {
             writer.add(row);
         }

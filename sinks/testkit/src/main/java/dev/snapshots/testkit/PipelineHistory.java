@@ -1,5 +1,6 @@
 package dev.snapshots.testkit;
 
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.PojoRowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
@@ -63,7 +64,13 @@ public final class PipelineHistory {
         WorkIdentity id = new WorkIdentity(pipeline, window, windowMillis, jobVersion, 1, 0, 1, "");
         Reading row = new Reading();
         row.sensor = "sensor-" + window;
-        EncodedPart part = EncodedPart.of(PartKind.SNAPSHOT, FORMAT, 1, List.of(row));
+        EncodedPart part =
+                EncodedPart.of(
+                        PartKind.SNAPSHOT,
+                        FORMAT,
+                        1,
+                        PartEncoding.FINGERPRINT_SCHEME,
+                        List.of(row));
         String key = ObjectKeys.partKey(id);
         store.putIfAbsent(key, part.file(), PartMetadata.of(id, part.fingerprint(), part.rows()));
         return new CompletionPointer.PublishedPart(window, 0, key, part.fingerprint(), part.rows());

@@ -8,6 +8,7 @@ import dev.snapshots.testkit.RandomInputs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.LongStream;
+import java.util.stream.Stream;
 import org.apache.avro.LogicalTypes;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -15,6 +16,7 @@ import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -77,19 +79,26 @@ class FlatRowFormatTest {
         }
     }
 
-    static LongStream seeds() {
-        return LongStream.rangeClosed(1, 100);
+    /** Each seed under each fingerprint scheme. */
+    static Stream<Arguments> seeds() {
+        return LongStream.rangeClosed(1, 100)
+                .boxed()
+                .flatMap(
+                        seed ->
+                                Stream.of(
+                                        Arguments.of(seed, PartEncoding.FINGERPRINT_AVRO),
+                                        Arguments.of(seed, PartEncoding.FINGERPRINT_TYPED)));
     }
 
-    @ParameterizedTest(name = "seed {0}")
+    @ParameterizedTest(name = "seed {0}, fingerprint scheme {1}")
     @MethodSource("seeds")
-    void fieldsGiveTheRowsAndTheFingerprintOfTheRecords(long seed) throws Exception {
+    void fieldsGiveTheRowsAndTheFingerprintOfTheRecords(long seed, int scheme) throws Exception {
         List<Reading> rows = rows(new RandomInputs(seed));
         ByName reference = new ByName();
         PartEncoding.PartWriter<Reading> flat =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, new Flat(), 3);
+                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, new Flat(), 3, scheme);
         PartEncoding.PartWriter<Reading> records =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, reference, 3);
+                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, reference, 3, scheme);
         List<GenericRecord> expected = new ArrayList<>();
         for (Reading row : rows) {
             flat.add(row);
@@ -107,7 +116,7 @@ class FlatRowFormatTest {
         assertThat(PartEncoding.decode(file))
                 .as("seed %d: read back with parquet-avro", seed)
                 .containsExactlyElementsOf(expected);
-        assertThat(PartEncoding.fingerprint(PartEncoding.decode(file), SCHEMA, 3))
+        assertThat(PartEncoding.fingerprint(PartEncoding.decode(file), SCHEMA, 3, scheme))
                 .as("seed %d: the audit's recomputation from the file", seed)
                 .isEqualTo(flat.fingerprint());
     }
@@ -154,7 +163,8 @@ class FlatRowFormatTest {
 
     private static void writeOne(FlatRowFormat<Reading> format, Reading row) throws Exception {
         PartEncoding.PartWriter<Reading> writer =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, format, 1);
+                new PartEncoding.PartWriter<>(
+                        PartKind.SNAPSHOT, format, 1, PartEncoding.FINGERPRINT_AVRO);
         writer.add(row);
         writer.finish();
     }

@@ -329,7 +329,8 @@ class PojoRowFormatTest {
     private static <T> PartEncoding.PartWriter<T> part(PojoRowFormat<T> format, List<T> rows)
             throws Exception {
         PartEncoding.PartWriter<T> writer =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, format, 1);
+                new PartEncoding.PartWriter<>(
+                        PartKind.SNAPSHOT, format, 1, PartEncoding.FINGERPRINT_AVRO);
         for (T row : rows) {
             writer.add(row);
         }

@@ -118,12 +118,16 @@ class LocaleIndependenceITCase {
                     List.of(
                             new KeyTotal("dev-1", start, 3, 15),
                             new KeyTotal("dev-\u0130", start, -2, -1_000_000));
-            System.out.println(
-                    "fingerprint "
-                            + PartEncoding.fingerprint(
-                                    rows.stream().map(new KeyTotal.Format()::toRecord).toList(),
-                                    KeyTotal.SCHEMA,
-                                    1));
+            for (int scheme :
+                    new int[] {PartEncoding.FINGERPRINT_AVRO, PartEncoding.FINGERPRINT_TYPED}) {
+                System.out.println(
+                        "fingerprint "
+                                + PartEncoding.fingerprint(
+                                        rows.stream().map(new KeyTotal.Format()::toRecord).toList(),
+                                        KeyTotal.SCHEMA,
+                                        1,
+                                        scheme));
+            }
 
             Readings readings = Readings.of(4, 60_000, 60, 12);
             StoreSpec spec = StoreKind.FILESYSTEM.fresh();

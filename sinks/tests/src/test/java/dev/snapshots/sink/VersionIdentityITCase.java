@@ -4,9 +4,11 @@ import static dev.snapshots.sink.SnapshotSinkITCase.awaitParts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartKind;
+import dev.snapshots.key.PartMetadata;
 import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.progress.VersionIdentity.IdentityMismatchException;
 import dev.snapshots.store.ObjectStore;
@@ -19,8 +21,11 @@ import dev.snapshots.testutils.SnapshotTestJob;
 import dev.snapshots.testutils.StoreContents;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
@@ -144,21 +149,86 @@ class VersionIdentityITCase {
     @Test
     void anIdentityRecordedWithoutASchemaIsNotComparedOnIt() throws Exception {
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        recordedByAnEarlierRelease(store, "");
+
+        SnapshotTestJob.over(READINGS).store(store).rowFormat(new WithNote()).run();
+
+        assertThat(everything(store)).anyMatch(k -> k.contains("part-00000-of-00004"));
+    }
+
+    /**
+     * A job version whose identity 0.2.0 recorded names no fingerprint scheme: its parts keep
+     * Avro's (scheme 1), so this release's executions and 0.2.0's fingerprint a part alike, and so
+     * does an audit; a new job version records the typed scheme and its parts carry that one.
+     */
+    @Test
+    void aVersionRecordedWithoutAFingerprintSchemeKeepsAvrosAndANewVersionGetsTheTypedOne()
+            throws Exception {
+        StoreSpec recordedBefore = StoreKind.FILESYSTEM.fresh();
+        recordedByAnEarlierRelease(
+                recordedBefore,
+                "\"schema\": \"" + VersionIdentity.schemaFingerprint(KeyTotal.SCHEMA) + "\", ");
+        StoreSpec fresh = StoreKind.FILESYSTEM.fresh();
+
+        SnapshotTestJob.over(READINGS).store(recordedBefore).run();
+        SnapshotTestJob.over(READINGS).store(fresh).run();
+
+        assertThat(partSchemes(recordedBefore)).containsExactly(PartEncoding.FINGERPRINT_AVRO);
+        assertThat(partSchemes(fresh)).containsExactly(PartEncoding.FINGERPRINT_TYPED);
+        try (ObjectStore s = fresh.open()) {
+            assertThat(VersionIdentity.read(s, PartKind.SNAPSHOT, "readings", 1))
+                    .map(VersionIdentity::fingerprintScheme)
+                    .contains(PartEncoding.FINGERPRINT_TYPED);
+        }
+    }
+
+    /**
+     * Records v=1's identity as an earlier release wrote it: 0.1 without {@code schema} ({@code
+     * schemaField} empty), 0.2 with it; neither names a fingerprint scheme.
+     */
+    private static void recordedByAnEarlierRelease(StoreSpec store, String schemaField)
+            throws Exception {
         try (ObjectStore s = store.open()) {
             s.putIfAbsent(
                     ObjectKeys.identityKey(PartKind.SNAPSHOT, "readings", 1),
                     ("{\"bucketing\": \"KEY_GROUPS\", \"buckets\": 4, \"format\": 1,"
                                     + " \"jobVersion\": 1, \"keyScheme\": 1, \"maxParallelism\":"
                                     + " 128, \"pinnedInputs\": \"\", \"pipeline\": \"readings\","
-                                    + " \"recordedAt\": \"2026-11-30T12:00:00Z\", \"schemaVersion\":"
-                                    + " 1, \"windowLengthMillis\": 60000}")
+                                    + " \"recordedAt\": \"2026-11-30T12:00:00Z\", "
+                                    + schemaField
+                                    + "\"schemaVersion\": 1, \"windowLengthMillis\": 60000}")
                             .getBytes(StandardCharsets.UTF_8),
                     Map.of());
         }
+    }
 
-        SnapshotTestJob.over(READINGS).store(store).rowFormat(new WithNote()).run();
-
-        assertThat(everything(store)).anyMatch(k -> k.contains("part-00000-of-00004"));
+    /** The schemes whose fingerprint of a part's rows, read back, is the one its metadata holds. */
+    private static Set<Integer> partSchemes(StoreSpec spec) throws Exception {
+        Set<Integer> schemes = new TreeSet<>();
+        try (ObjectStore store = spec.open()) {
+            List<String> parts = new ArrayList<>();
+            store.list(
+                    ObjectKeys.versionPrefix("readings", 1),
+                    o -> {
+                        if (ObjectKeys.parse(o.key()).isPresent()) {
+                            parts.add(o.key());
+                        }
+                    });
+            assertThat(parts).isNotEmpty();
+            for (String key : parts) {
+                List<GenericRecord> rows =
+                        PartEncoding.decode(store.get(key).orElseThrow().content());
+                String stored =
+                        store.head(key).orElseThrow().metadata().get(PartMetadata.FINGERPRINT);
+                for (int scheme :
+                        new int[] {PartEncoding.FINGERPRINT_AVRO, PartEncoding.FINGERPRINT_TYPED}) {
+                    if (PartEncoding.fingerprint(rows, KeyTotal.SCHEMA, 1, scheme).equals(stored)) {
+                        schemes.add(scheme);
+                    }
+                }
+            }
+        }
+        return schemes;
     }
 
     @Test

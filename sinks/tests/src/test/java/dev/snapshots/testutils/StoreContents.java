@@ -3,7 +3,9 @@ package dev.snapshots.testutils;
 import dev.snapshots.format.PartEncoding;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.ObjectKeys.PartKey;
+import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
+import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -42,6 +44,8 @@ public final class StoreContents {
         StoreContents c = new StoreContents();
         List<String> all = new ArrayList<>();
         store.list(ObjectKeys.versionPrefix(pipeline, jobVersion), o -> all.add(o.key()));
+        int scheme =
+                VersionIdentity.fingerprintScheme(store, PartKind.SNAPSHOT, pipeline, jobVersion);
         for (String key : all) {
             if (ObjectKeys.isProtocolObject(key) || ObjectKeys.parseManifest(key).isPresent()) {
                 continue;
@@ -72,7 +76,7 @@ public final class StoreContents {
                     c.missingProvenance.add(key + " lacks " + required);
                 }
             }
-            if (!PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1).equals(stored)) {
+            if (!PartEncoding.fingerprint(records, KeyTotal.SCHEMA, 1, scheme).equals(stored)) {
                 c.fingerprintMismatches.add(key);
             }
         }

@@ -100,7 +100,8 @@ class PreStopCheckTest {
                             128,
                             300_000,
                             "",
-                            dev.snapshots.key.ObjectKeys.KEY_SCHEME)
+                            dev.snapshots.key.ObjectKeys.KEY_SCHEME,
+                            VersionIdentity.FINGERPRINT_SCHEME_UNRECORDED)
                     .require(s);
         }
         jobManager.jobs.put(V2, "RUNNING");

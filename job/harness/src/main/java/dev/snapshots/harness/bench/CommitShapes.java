@@ -1,5 +1,6 @@
 package dev.snapshots.harness.bench;
 
+import dev.snapshots.format.PartEncoding;
 import dev.snapshots.job.WindowAggregate;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
@@ -226,6 +227,7 @@ final class CommitShapes {
                 sink.config().kind(),
                 sink.config().rowFormat(),
                 sink.config().schemaVersion(),
+                PartEncoding.FINGERPRINT_SCHEME, // a fresh store's new job version
                 rows);
     }
 

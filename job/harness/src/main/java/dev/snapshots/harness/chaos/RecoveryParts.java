@@ -59,7 +59,6 @@ final class RecoveryParts {
             Pattern.compile("^(\\d\\d:\\d\\d:\\d\\d,\\d{3}) +\\S+ +\\S+ +\\[([^\\]]*)\\] (.*)$");
     private static final Pattern WRITER_CHECKED =
             Pattern.compile("checked .* in (\\d+) ms before publishing");
-    private static final String WRITER_SKIPPED = "nor the job version's identity checked";
 
     private RecoveryParts() {}
 
@@ -283,10 +282,7 @@ final class RecoveryParts {
                 .map(started -> started.millis() - adding.get().millis());
     }
 
-    /**
-     * What the task's writers said their checks of the store took, or that they skipped them;
-     * unknown if none said.
-     */
+    /** What the task's writers said their checks of the store took; unknown if none said. */
     private static Optional<Long> probe(List<Line> lines, Attempt a) {
         long ms = 0;
         boolean said = false;
@@ -299,7 +295,6 @@ final class RecoveryParts {
                 ms += Long.parseLong(m.group(1));
                 said = true;
             }
-            said |= l.text().contains(WRITER_SKIPPED);
         }
         return said || !a.task().contains("Writer") ? Optional.of(ms) : Optional.empty();
     }

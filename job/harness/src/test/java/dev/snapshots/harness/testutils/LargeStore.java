@@ -43,7 +43,8 @@ public final class LargeStore {
                         128,
                         WINDOW,
                         "",
-                        ObjectKeys.KEY_SCHEME)
+                        ObjectKeys.KEY_SCHEME,
+                        VersionIdentity.FINGERPRINT_SCHEME_UNRECORDED)
                 .require(store);
         CompletionPointer.Scope scope =
                 new CompletionPointer.Scope(PartKind.SNAPSHOT, PIPELINE, 1, 1, buckets, WINDOW);
@@ -88,7 +89,11 @@ public final class LargeStore {
         row.lastMicros = row.sumMicros;
         row.lastTimestamp = start + 1;
         PartEncoding.PartWriter<WindowAggregate> writer =
-                new PartEncoding.PartWriter<>(PartKind.SNAPSHOT, new WindowAggregate.Format(), 1);
+                new PartEncoding.PartWriter<>(
+                        PartKind.SNAPSHOT,
+                        new WindowAggregate.Format(),
+                        1,
+                        PartEncoding.FINGERPRINT_AVRO);
         writer.add(row);
         byte[] content = writer.finish();
         String key =

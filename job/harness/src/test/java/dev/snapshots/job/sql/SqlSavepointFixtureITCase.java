@@ -14,6 +14,7 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
+import dev.snapshots.testkit.EarlierStore;
 import dev.snapshots.testkit.StoreKind;
 import java.net.URI;
 import java.nio.file.Files;
@@ -42,8 +43,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * publishes what 0.2.0 published from it: the same keys and fingerprints, rows equal to the
  * reference. A SQL job's operators have no uids (Flink's planner sets them only for a compiled
  * plan), so its state is matched by hashes of the job graph's shape: an operator the sink adds must
- * not move them. The fixture is written once with {@code -Dgolden.write=true} by the release it
- * stands for, and never again.
+ * not move them. Its {@code store/} holds the job version's identity as 0.2.0 recorded it (see
+ * {@link EarlierStore}). The fixture is written once with {@code -Dgolden.write=true} by the
+ * release it stands for, and never again.
  *
  * <p>The file source's state names the files it read by absolute path, so the events live at one
  * fixed path under /tmp, removed after the test.
@@ -78,6 +80,7 @@ class SqlSavepointFixtureITCase {
                 JSON.readValue(published.toFile(), new TypeReference<TreeMap<String, String>>() {});
 
         StoreSpec store = StoreKind.FILESYSTEM.fresh();
+        EarlierStore.putInto(FIXTURE.resolve("store"), store);
         assertThat(restoreAndRun(store)).isEqualTo(expected);
         assertOnePartPerWindowAndBucket(store, 1, windows(reference(0, 7), 2, 6));
     }
