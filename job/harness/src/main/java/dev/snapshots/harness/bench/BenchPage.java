@@ -149,7 +149,9 @@ final class BenchPage {
                 "p",
                 "class=\"sub\"",
                 "CPU: the run's JVM, user + system, in the steady state; own: over the discarding"
-                        + " sink of the same round. A ratio whose rounds spread more than "
+                        + " sink of the same round; sink threads: the sink's writer, committer and"
+                        + " publisher threads alone, which decide. A ratio whose rounds spread more"
+                        + " than "
                         + Rounds.INCONCLUSIVE_SPREAD_PERCENT
                         + " % is inconclusive.");
         int chart = 0;
@@ -198,13 +200,20 @@ final class BenchPage {
                     new String[][] {
                         {"cpuNanosPerEvent", "CPU ns"},
                         {"ownCpuNanosPerEvent", "own CPU ns (over discarding)"},
-                        {"jitCpuNanosPerEvent", "JIT CPU ns (left out of CPU)"},
+                        {"sinkCpuNanosPerEvent", "sink threads' CPU ns"},
+                        {"jitCpuNanosPerEvent", "JIT CPU ns (within CPU)"},
                         {"allocatedBytesPerEvent", "allocated bytes"}
                     }) {
                 h.raw("<tr>").el("td", "", f[1]);
                 cpu.fieldNames()
                         .forEachRemaining(
-                                sink -> h.el("td", "class=\"n\"", stats(r.path(f[0]).path(sink))));
+                                sink -> {
+                                    JsonNode s = r.path(f[0]).path(sink);
+                                    h.el(
+                                            "td",
+                                            "class=\"n\"",
+                                            s.has("median") ? stats(s) + ", " + spread(s) : "");
+                                });
                 h.raw("</tr>");
             }
             h.raw("</table></div><div class=\"wide\"><table><tr><th>ratio, round by round</th>")
@@ -214,6 +223,10 @@ final class BenchPage {
             JsonNode over = r.path("redistributedOverOurs");
             for (Object[] f :
                     new Object[][] {
+                        {
+                            r.path("oursOverFileSinkSinkCpu"),
+                            "ours / FileSink, sink threads' CPU per event"
+                        },
                         {r.path("oursOverFileSinkCpu"), "ours / FileSink, CPU per event"},
                         {r.path("oursOverDiscardingCpu"), "ours / discarding, CPU per event"},
                         {

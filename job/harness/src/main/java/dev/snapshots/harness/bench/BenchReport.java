@@ -221,40 +221,47 @@ final class BenchReport {
         }
         t.append(
                 String.format(
-                        "%nCPU per event: the run's JVM, user + system, steady state; own: over the discarding sink of the round."
+                        "%nCPU per event: the run's JVM, user + system, steady state; own: over the discarding sink of the round;"
+                                + "%nsink threads: the sink's writer, committer and publisher threads alone."
                                 + "%nAllocated: bytes per event over the JVM's threads. Rounds: median (min..max).%n"
-                                + "%-10s %3s %-13s %28s %24s %24s%n",
+                                + "%-10s %3s %-13s %36s %24s %36s %24s%n",
                         "keys",
                         "B",
                         "sink",
                         "CPU ns/event",
                         "own CPU ns/event",
+                        "sink threads' CPU ns/event",
                         "allocated B/event"));
         for (Map<String, Object> r : rows) {
             Map<String, Object> cpu = (Map<String, Object>) r.get("cpuNanosPerEvent");
             Map<String, Object> own = (Map<String, Object>) r.get("ownCpuNanosPerEvent");
+            Map<String, Object> threads = (Map<String, Object>) r.get("sinkCpuNanosPerEvent");
             Map<String, Object> alloc = (Map<String, Object>) r.get("allocatedBytesPerEvent");
             boolean first = true;
             for (String sink : cpu.keySet()) {
                 t.append(
                         String.format(
-                                "%-10s %3s %-13s %28s %24s %24s%n",
+                                "%-10s %3s %-13s %36s %24s %36s %24s%n",
                                 first ? String.format("%,d", r.get("keys")) : "",
                                 first ? r.get("buckets") : "",
                                 sink,
-                                range(cpu.get(sink)),
+                                spread(cpu.get(sink)),
                                 own.containsKey(sink) ? range(own.get(sink)) : "-",
+                                spread(threads.get(sink)),
                                 range(alloc.get(sink))));
                 first = false;
             }
             t.append(
                     String.format(
-                            "  ours / discarding CPU %s; ours / FileSink CPU %s, %s rounds at most 1: %s"
+                            "  ours / FileSink, sink threads' CPU %s, %s rounds at most 1: %s"
+                                    + "%n  whole process: ours / FileSink CPU %s: %s; ours / discarding CPU %s"
                                     + "%n  (wall clock, ours / discarding events/s: %s)%n",
-                            ratio(r.get("oursOverDiscardingCpu")),
-                            ratio(r.get("oursOverFileSinkCpu")),
+                            ratio(r.get("oursOverFileSinkSinkCpu")),
                             r.get("roundsOursAtMostFileSink"),
                             r.get("verdict"),
+                            ratio(r.get("oursOverFileSinkCpu")),
+                            r.get("wholeProcessVerdict"),
+                            ratio(r.get("oursOverDiscardingCpu")),
                             ratio(r.get("oursOverDiscardingRate"))));
             if (r.get("redistributedOverOurs") instanceof Map<?, ?> over) {
                 t.append(
@@ -295,6 +302,13 @@ final class BenchReport {
     /** "median (min..max)" of a {@link Rounds.Stats} map, one decimal. */
     private static String range(Object stats) {
         return range(stats, 1);
+    }
+
+    /** "median (min..max) x%": a sink's rounds and their spread, for the CPU figures. */
+    @SuppressWarnings("unchecked")
+    private static String spread(Object stats) {
+        return String.format(
+                "%s %.1f%%", range(stats), number((Map<String, Object>) stats, "spreadPercent"));
     }
 
     @SuppressWarnings("unchecked")

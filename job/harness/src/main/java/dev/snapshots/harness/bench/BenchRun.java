@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.LongStream;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.flink.annotation.Internal;
@@ -34,6 +35,7 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.core.execution.JobClient;
@@ -66,16 +68,23 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 public final class BenchRun {
     /** The sinks compared: the upper bound, what users would otherwise pick, and ours. */
     enum Sink {
-        DISCARDING,
-        FILESINK,
-        OURS,
+        DISCARDING("discarding"),
+        FILESINK("filesink"),
+        OURS("snapshots"),
         /**
          * Ours with the window at {@link #REDISTRIBUTED_WINDOW_PARALLELISM}, which splits B's
          * buckets: its rows go by their key to the writers (at the largest parallelism below it
          * that keeps buckets whole, the one {@link #OURS} writes at), which hold them until their
          * window's watermark. The cost of a user's parallelism that does not keep buckets whole.
          */
-        REDISTRIBUTED;
+        REDISTRIBUTED("snapshots");
+
+        /** The name its operators carry in the job graph, and its task threads with them. */
+        final String operators;
+
+        Sink(String operators) {
+            this.operators = operators;
+        }
 
         boolean ours() {
             return this == OURS || this == REDISTRIBUTED;
@@ -113,6 +122,13 @@ public final class BenchRun {
     /** At each of {@link #MARKS}: the CPU time (ns) of the JIT's compiler threads. */
     static final AtomicLongArray JIT_MARKS = new AtomicLongArray(2 * PARALLELISM);
 
+    /** At each of {@link #MARKS}: the CPU time of the measured sink's own threads. */
+    static final AtomicReferenceArray<SinkThreads.Times> SINK_MARKS =
+            new AtomicReferenceArray<>(2 * PARALLELISM);
+
+    /** The sink this JVM's run ends in, whose threads {@link #SINK_MARKS} time. */
+    static volatile Sink measured;
+
     /** Splits of a catch-up run: densities differ tenfold. */
     static final int LANES = 10;
 
@@ -120,6 +136,7 @@ public final class BenchRun {
 
     public static void main(String[] args) throws Exception {
         Sink sink = Sink.valueOf(args[0]);
+        measured = sink;
         long events = Long.parseLong(args[1]);
         int keys = Integer.parseInt(args[2]);
         int buckets = Integer.parseInt(args[3]);
@@ -178,6 +195,9 @@ public final class BenchRun {
                         : lanes.total(); // the generator's splits are exact halves
 
         Configuration conf = SnapshotJob.embeddedConfiguration();
+        // A run that failed measures nothing: it ends, rather than restart and count some input
+        // twice (or refuse the same way forever, as SinkThreads does a sink chained to others).
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         conf.setString(
                 "metrics.reporter.bench.factory.class", BenchMetrics.Factory.class.getName());
         if (!endpoint
@@ -217,6 +237,11 @@ public final class BenchRun {
                                 "generator");
         SnapshotPipeline.Streams streams = SnapshotPipeline.streams(config, judged);
         streams.rejected().sinkTo(new DiscardingSink<>());
+        // The sink's threads are timed apart from the window's (SinkThreads): its writer must not
+        // run in the window's task. As shipped, ours is chained to the window and FileSink would
+        // be too; here every sink gets the window's rows over a forward exchange alike, and its
+        // task thread deserializes them.
+        streams.aggregates().disableChaining();
         WindowAggregate.Format format = new WindowAggregate.Format();
         switch (sink) {
             case DISCARDING:
@@ -281,6 +306,13 @@ public final class BenchRun {
             out.put(
                     "allocatedBytesPerEvent",
                     (ALLOCATED_MARKS.get(to) - ALLOCATED_MARKS.get(from)) / steadyEvents);
+            out.put(
+                    "jitCpuNanosPerEvent",
+                    (JIT_MARKS.get(to) - JIT_MARKS.get(from)) / steadyEvents);
+            out.put(
+                    "sinkCpuNanosPerEvent",
+                    SINK_MARKS.get(to).since(SINK_MARKS.get(from)) / steadyEvents);
+            out.put("sinkThreads", SINK_MARKS.get(to).sortedNames());
         }
         out.put("cpuNanosPerEventOverall", cpu / (double) total);
         for (String histogram : List.of("commitMillis", "pointerMillis")) {
@@ -330,6 +362,7 @@ public final class BenchRun {
                 MARKS.set(mark, System.nanoTime());
                 JIT_MARKS.set(mark, jitNanos());
                 CPU_MARKS.set(mark, cpuNanos());
+                SINK_MARKS.set(mark, SinkThreads.of(measured));
                 ALLOCATED_MARKS.set(mark, allocatedBytes());
             }
             return generator.map(2 * j + (j % 2 == 0 ? split : 1 - split));

@@ -111,11 +111,11 @@ final class BenchSummary {
     }
 
     /**
-     * What each sink costs per event, per key count (and bucket count of ours): CPU time and bytes
-     * allocated in the steady state, their rounds' range, each sink's own CPU (over the discarding
-     * sink of its round), and our CPU over the others' round by round, with its spread and the
-     * verdict on the goal: our own CPU per event at most FileSink's, which within a round is our
-     * CPU per event at most FileSink's.
+     * What each sink costs per event, per key count (and bucket count of ours): the whole process's
+     * CPU time, its sink threads' CPU time and bytes allocated in the steady state, their rounds'
+     * range, each sink's own CPU (over the discarding sink of its round), and our CPU over the
+     * others' round by round, with its spread and the verdict on the goal: our sink threads' CPU
+     * per event at most FileSink's. The whole process's verdict is kept beside it.
      */
     static List<Map<String, Object>> cost(List<Measured> runs) {
         Set<List<Object>> groups = new LinkedHashSet<>();
@@ -172,7 +172,11 @@ final class BenchSummary {
         r.put("events", bySink.get(BenchRun.Sink.OURS).get(0).path("events").asLong());
         r.put("rounds", ours.length);
         for (String figure :
-                List.of("cpuNanosPerEvent", "jitCpuNanosPerEvent", "allocatedBytesPerEvent")) {
+                List.of(
+                        "cpuNanosPerEvent",
+                        "sinkCpuNanosPerEvent",
+                        "jitCpuNanosPerEvent",
+                        "allocatedBytesPerEvent")) {
             Map<String, Object> perSink = new LinkedHashMap<>();
             bySink.forEach(
                     (sink, results) ->
@@ -189,8 +193,13 @@ final class BenchSummary {
                         "ours",
                         Rounds.of(Rounds.differences(ours, discarding)).toMap(1)));
         Rounds.Stats overFileSink = Rounds.of(Rounds.ratios(ours, fileSink));
+        double[] fileSinkThreads =
+                figure(bySink.get(BenchRun.Sink.FILESINK), "sinkCpuNanosPerEvent");
+        double[] oursThreads = figure(bySink.get(BenchRun.Sink.OURS), "sinkCpuNanosPerEvent");
+        Rounds.Stats threadsOverFileSink = Rounds.of(Rounds.ratios(oursThreads, fileSinkThreads));
         r.put("oursOverDiscardingCpu", Rounds.of(Rounds.ratios(ours, discarding)).toMap(3));
         r.put("oursOverFileSinkCpu", overFileSink.toMap(3));
+        r.put("oursOverFileSinkSinkCpu", threadsOverFileSink.toMap(3));
         r.put(
                 "oursOverDiscardingRate",
                 Rounds.of(
@@ -219,11 +228,15 @@ final class BenchSummary {
         }
         r.put(
                 "roundsOursAtMostFileSink",
-                Arrays.stream(Rounds.ratios(ours, fileSink)).filter(x -> x <= 1).count()
+                Arrays.stream(Rounds.ratios(oursThreads, fileSinkThreads))
+                                .filter(x -> x <= 1)
+                                .count()
                         + " of "
                         + ours.length);
-        r.put("goal", "our own CPU per event <= FileSink's");
-        r.put("verdict", Rounds.verdict(overFileSink, 1));
+        r.put("goal", "our sink threads' CPU per event <= FileSink's");
+        r.put("verdict", Rounds.verdict(threadsOverFileSink, 1));
+        // The instrument before: the whole process's CPU, the window's and the JIT's with it.
+        r.put("wholeProcessVerdict", Rounds.verdict(overFileSink, 1));
         return r;
     }
 

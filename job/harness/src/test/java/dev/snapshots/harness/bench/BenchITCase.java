@@ -8,7 +8,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
@@ -117,14 +119,70 @@ class BenchITCase {
                 assertThat(row.path("allocatedBytesPerEvent").path(sink).path("median").asDouble())
                         .as("%s: bytes allocated per event", sink)
                         .isPositive();
+                assertThat(row.path("sinkCpuNanosPerEvent").path(sink).path("median").asDouble())
+                        .as("%s: its own threads' CPU per event", sink)
+                        .isPositive();
             }
             assertThat(row.path("verdict").asText()).isIn("met", "missed", "inconclusive");
+            assertThat(row.path("wholeProcessVerdict").asText())
+                    .isIn("met", "missed", "inconclusive");
+        }
+        try (Stream<Path> files = Files.list(dir.resolve("runs"))) {
+            List<Path> runs = files.filter(f -> f.toString().endsWith(".json")).toList();
+            assertThat(runs).hasSize(7);
+            for (Path run : runs) {
+                sinkThreadsAreTheSinksAlone(new ObjectMapper().readTree(run.toFile()));
+            }
         }
         assertThat(said).contains("ours / discarding:", "events/s");
         assertThat(Files.readString(dir.resolve("BENCHMARKS.md")))
                 .contains("Command: `./snapshots bench", "chart.png");
         byte[] png = Files.readAllBytes(dir.resolve("chart.png"));
         assertThat(new String(png, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
+    }
+
+    /**
+     * A run's sink threads: some CPU, less than the whole process's, and by their names the sink's
+     * tasks and our publishers, never the source's or the window's.
+     */
+    private static void sinkThreadsAreTheSinksAlone(JsonNode run) {
+        String sink = run.path("sink").asText();
+        assertThat(run.path("sinkCpuNanosPerEvent").asDouble())
+                .as("%s: the sink threads' CPU per event", sink)
+                .isPositive()
+                .isLessThan(run.path("cpuNanosPerEvent").asDouble());
+        List<String> threads = new ArrayList<>();
+        run.path("sinkThreads").forEach(t -> threads.add(t.asText()));
+        assertThat(threads)
+                .as("%s: the threads timed", sink)
+                .isNotEmpty()
+                .noneMatch(t -> t.contains("aggregate") || t.contains("Source"));
+        // Each task's own thread, or one Flink names "... for" it (its timers, its output flusher).
+        switch (sink) {
+            case "ours" ->
+                    assertThat(threads)
+                            .allMatch(
+                                    t ->
+                                            t.contains("snapshots-to-writer -> snapshots: Writer (")
+                                                    || t.contains(
+                                                            "snapshots-to-committer -> snapshots:"
+                                                                    + " Committer (")
+                                                    || t.contains("snapshots: Completion pointer (")
+                                                    || t.equals("snapshot-publisher")
+                                                    || t.equals("snapshot-manifests")
+                                                    || t.equals("completion-pointer-snapshots"))
+                            .anyMatch(t -> t.startsWith("snapshots-to-writer"))
+                            .anyMatch(t -> t.startsWith("snapshots: snapshots-to-committer"))
+                            .contains("snapshot-publisher");
+            case "filesink" ->
+                    assertThat(threads)
+                            .allMatch(t -> t.contains("filesink: Writer -> filesink: Committer ("))
+                            .anyMatch(t -> t.startsWith("filesink: Writer"));
+            default ->
+                    assertThat(threads)
+                            .allMatch(t -> t.contains("discarding: Writer ("))
+                            .anyMatch(t -> t.startsWith("discarding: Writer"));
+        }
     }
 
     private static long rows(JsonNode sink) {

@@ -100,7 +100,9 @@ class BenchPageBrowserITCase {
                     .contains("Cost per event", "10 keys, B=4, 3 rounds: met")
                     .contains("ours / FileSink, CPU per event", "0.982 (0.982..0.982)", "0 %")
                     .contains("own CPU ns (over discarding)", "150 (100..200)", "120 (80..160)")
-                    .contains("our own CPU per event <= FileSink's: met (ours at most FileSink")
+                    .contains("ours / FileSink, sink threads' CPU per event", "0.75 (0.75..0.75)")
+                    .contains("sink threads' CPU ns", "400 (400..400), 0 %")
+                    .contains("our sink threads' CPU per event <= FileSink's: met (ours at most")
                     .contains("in 3 of 3 rounds");
             // Commit p99 and requests per data object per shape, with range and verdicts.
             assertThat(text)
