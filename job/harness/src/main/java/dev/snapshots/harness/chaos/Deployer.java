@@ -402,26 +402,17 @@ final class Deployer {
         cluster.pointAddressAt(successor);
         progress.say("at window %.1f: SIGKILL %s, started %s", window, old, successor);
         String said = submitOn(successor);
-        long recovered = awaitRecovery(at);
-        progress.say(
-                "%s resumed the job from %s; recovered %.1f s after the kill of %s",
-                successor, resumedFrom(said), (recovered - at) / 1000.0, old);
-        report.kill(
-                measured(
-                        ordered(
-                                "window",
-                                window,
-                                "killed",
-                                old,
-                                "replacement",
-                                successor,
-                                "resumedFrom",
-                                resumedFrom(said),
-                                "recoverySeconds",
-                                (recovered - at) / 1000.0),
-                        at,
-                        recovered,
-                        id -> true));
+        reportResumed(
+                at,
+                successor,
+                said,
+                old,
+                "window",
+                window,
+                "killed",
+                old,
+                "replacement",
+                successor);
     }
 
     /**
@@ -451,28 +442,38 @@ final class Deployer {
                         + " started %s in its place, its submit waiting",
                 window, killed, takesOver, replacement);
         String said = entrypoints.get(takesOver).submit().get(5, TimeUnit.MINUTES);
+        reportResumed(
+                at,
+                takesOver,
+                said,
+                killed,
+                "window",
+                window,
+                "killed",
+                killed,
+                "replacement",
+                replacement,
+                "takenOverBy",
+                takesOver);
+    }
+
+    /**
+     * Waits until every task of the job that {@code resumer}'s submit resumed runs again after the
+     * kill of {@code killed} at {@code at}, says so, and reports the kill: {@code fields}, then
+     * where the job resumed from and the seconds it took, with the recovery's parts.
+     */
+    private void reportResumed(
+            long at, String resumer, String said, String killed, Object... fields)
+            throws Exception {
         long recovered = awaitRecovery(at);
+        double seconds = (recovered - at) / 1000.0;
         progress.say(
                 "%s resumed the job from %s; recovered %.1f s after the kill of %s",
-                takesOver, resumedFrom(said), (recovered - at) / 1000.0, killed);
-        report.kill(
-                measured(
-                        ordered(
-                                "window",
-                                window,
-                                "killed",
-                                killed,
-                                "replacement",
-                                replacement,
-                                "takenOverBy",
-                                takesOver,
-                                "resumedFrom",
-                                resumedFrom(said),
-                                "recoverySeconds",
-                                (recovered - at) / 1000.0),
-                        at,
-                        recovered,
-                        id -> true));
+                resumer, resumedFrom(said), seconds, killed);
+        Map<String, Object> kill = ordered(fields);
+        kill.put("resumedFrom", resumedFrom(said));
+        kill.put("recoverySeconds", seconds);
+        report.kill(measured(kill, at, recovered, id -> true));
     }
 
     /**
