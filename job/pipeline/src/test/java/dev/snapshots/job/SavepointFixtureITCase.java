@@ -27,8 +27,6 @@ import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.Version;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.json.PackageVersion;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.type.TypeReference;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.SerializationFeature;
@@ -92,31 +90,7 @@ class SavepointFixtureITCase {
         assertThat(expected)
                 .as("the fixture holds parts published after the restore")
                 .hasSizeGreaterThan(10);
-        Map<String, String> actual = fingerprints(store);
-        if (PackageVersion.VERSION.equals(EARLIER_PARSER)) {
-            assertThat(actual).isEqualTo(expected);
-        } else {
-            // Flink's own Jackson parses the bundled job's records, and a newer one words a
-            // rejection otherwise ("'NaN'/'+INF'/'-INF'", a location's source redacted), so a dead
-            // letters' part holding one differs (CHANGELOG, Flink 2): every part is there, and the
-            // snapshots are exactly the earlier release's.
-            assertThat(actual.keySet()).isEqualTo(expected.keySet());
-            assertThat(snapshotsOnly(actual)).isEqualTo(snapshotsOnly(expected));
-        }
-    }
-
-    /**
-     * The Jackson that Flink 1.20 shades, and so the one that worded the fixtures' dead letters.
-     */
-    private static final Version EARLIER_PARSER = new Version(2, 14, 2, null, null, null);
-
-    private static Map<String, String> snapshotsOnly(Map<String, String> fingerprints) {
-        Map<String, String> snapshots = new TreeMap<>(fingerprints);
-        snapshots
-                .keySet()
-                .removeIf(
-                        key -> ObjectKeys.parse(key).orElseThrow().kind() == PartKind.DEAD_LETTER);
-        return snapshots;
+        assertThat(fingerprints(store)).isEqualTo(expected);
     }
 
     /**

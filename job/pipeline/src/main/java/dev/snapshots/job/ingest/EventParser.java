@@ -36,11 +36,23 @@ public final class EventParser implements Serializable {
     /** +-1e12 units: sums of millions of such values still fit a long. */
     private static final BigDecimal MAX_MICROS = BigDecimal.TEN.pow(18);
 
+    /**
+     * Flink's own Jackson, whose version is the cluster's Flink's: 2.14.2 in 1.20, 2.20.1 in 2.3. A
+     * rejection's detail is its message, and a dead letter's content must not change with the Flink
+     * that runs the job (two lines' executions of one window would diverge, and a savepoint of 1.20
+     * restored on 2.x would publish other dead letters than 1.20 would). So the messages are kept
+     * as 2.14.2 words them: it names the source in a location (2.16 stopped by default), and lists
+     * non-numeric numbers as {@link #NON_NUMERIC_THEN}.
+     */
     private static final ObjectMapper JSON =
             new ObjectMapper()
                     .enable(JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS)
+                    .enable(JsonParser.Feature.INCLUDE_SOURCE_IN_LOCATION)
                     .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
                     .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    private static final String NON_NUMERIC_THEN = "'NaN'/'INF'/'+INF'";
+    private static final String NON_NUMERIC_NOW = "'NaN'/'+INF'/'-INF'";
 
     private final int maxRecordBytes;
     private final long futureHorizonMillis;
@@ -86,7 +98,9 @@ public final class EventParser implements Serializable {
         } catch (JsonEOFException e) {
             return Result.rejected(Rejection.TRUNCATED_JSON, e.getOriginalMessage());
         } catch (IOException e) {
-            return Result.rejected(Rejection.NOT_JSON, firstLine(e.getMessage()));
+            return Result.rejected(
+                    Rejection.NOT_JSON,
+                    firstLine(e.getMessage()).replace(NON_NUMERIC_NOW, NON_NUMERIC_THEN));
         }
         if (doc == null || doc.isMissingNode()) {
             return Result.rejected(Rejection.NOT_JSON, "empty record");

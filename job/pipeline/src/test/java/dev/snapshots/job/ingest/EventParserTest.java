@@ -105,6 +105,25 @@ class EventParserTest {
         assertThat(parse("").rejection()).isEqualTo(Rejection.NOT_JSON);
     }
 
+    /**
+     * A dead letter's detail is the same whichever Flink runs the job, though the parser is Flink's
+     * own Jackson: these are Jackson 2.14.2's words (Flink 1.20's), which a newer one changed.
+     */
+    @Test
+    void aRejectionIsWordedAsFlink120sJacksonWordsItOnEveryFlink() {
+        assertThat(parse("device=dev-1 ts=1796034442000 value=3").detail())
+                .isEqualTo(
+                        "Unrecognized token 'device': was expecting (JSON String, Number (or"
+                                + " 'NaN'/'INF'/'+INF'), Array, Object or token 'null', 'true' or"
+                                + " 'false')");
+        assertThat(parse("[1,2").detail())
+                .isEqualTo(
+                        "Unexpected end-of-input: expected close marker for Array (start marker"
+                                + " at [Source: (byte[])\"[1,2\"; line: 1, column: 1])");
+        assertThat(parse("{\"device\":\"dev-00001\",\"ts\":1796034465000,\"val").detail())
+                .isEqualTo("Unexpected end-of-input in field name");
+    }
+
     private static EventParser.Result parse(String json) {
         return PARSER.parse(
                 new RawRecord("t:1", 1_796_047_500_000L, json.getBytes(StandardCharsets.UTF_8)));
