@@ -7,6 +7,7 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.sink.EncodedPart;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
@@ -46,6 +47,22 @@ public final class PipelineHistory {
      */
     public PipelineHistory complete(int jobVersion, long fromMillis, long throughMillis)
             throws IOException {
+        // As a writer records it before its first part: the audit fingerprints a version's parts
+        // under the scheme its identity names (none: the scheme before identities named one).
+        new VersionIdentity(
+                        PartKind.SNAPSHOT,
+                        pipeline,
+                        jobVersion,
+                        1,
+                        VersionIdentity.schemaFingerprint(FORMAT.schema()),
+                        1,
+                        "HASH",
+                        0,
+                        windowMillis,
+                        "",
+                        ObjectKeys.KEY_SCHEME,
+                        PartEncoding.FINGERPRINT_SCHEME)
+                .require(store);
         List<CompletionPointer.PublishedPart> parts = new ArrayList<>();
         for (long window = fromMillis; window < throughMillis; window += windowMillis) {
             parts.add(publish(jobVersion, window));
