@@ -4,8 +4,10 @@
 #
 #   snapshots-local/debian:bookworm      Debian's minimal root filesystem (debootstrap), imported
 #   snapshots-local/jre:17               + openjdk-17-jre-headless (Debian)
-#   snapshots-local/flink:1.20.3-java17  + Flink 1.20.3 from Maven artifacts and an entrypoint like
-#                                          the official image's (for FLINK_IMAGE)
+#   snapshots-local/flink:1.20.3-java17  + Flink from Maven artifacts and an entrypoint like the
+#                                          official image's (for FLINK_IMAGE), of the line
+#                                          deploy/flink-local was built for, tagged by its version
+#                                          (snapshots-local/flink:2.3.0-java17 after -Pflink2)
 #   snapshots-local/s3proxy:4.1.0        + S3Proxy's jar from Maven (for S3PROXY_IMAGE)
 #   snapshots-local/node:20              Node.js 20 and npm from the npm registry (for NODE_IMAGE)
 #   snapshots-local/curl:bookworm        + curl (Debian) (for CURL_IMAGE)
@@ -34,6 +36,14 @@ if [ ! -f "$dist/classpath.txt" ]; then
   echo "no Flink distribution in $dist: build it first (./mvnw -B -DskipTests package)" >&2
   exit 2
 fi
+
+# The Flink the distribution was built with (1.20.3, or 2.3.0 with -Pflink2), which names the base.
+flink_version=$(tr ':' '\n' < "$dist/classpath.txt" | sed -n 's|.*/flink-runtime-\([0-9][^/]*\)\.jar$|\1|p')
+if [ -z "$flink_version" ]; then
+  echo "no flink-runtime jar in $dist/classpath.txt: build deploy/flink-local again" >&2
+  exit 2
+fi
+flink_base=snapshots-local/flink:$flink_version-java17
 
 timed() { # NAME COMMAND...: runs COMMAND, then says how long it took
   local name=$1 started=$SECONDS
@@ -79,8 +89,7 @@ tr ':' '\n' < "$dist/classpath.txt" | xargs cp -t "$stage/flink/lib"
 cp "$dist"/plugins/s3-fs-presto/flink-s3-fs-presto-*.jar "$stage/flink/opt/"
 cp "$here"/flink/docker-entrypoint.sh "$here"/flink/config.yaml "$here"/flink/log4j-console.properties \
   "$stage/flink/"
-timed "build snapshots-local/flink:1.20.3-java17" \
-  build snapshots-local/flink:1.20.3-java17 flink "$stage/flink"
+timed "build $flink_base" build "$flink_base" flink "$stage/flink"
 
 cp "$dist/lib/s3proxy.jar" "$here/s3proxy/entrypoint.sh" "$stage/s3proxy/"
 timed "build snapshots-local/s3proxy:4.1.0" build snapshots-local/s3proxy:4.1.0 s3proxy "$stage/s3proxy"
@@ -99,3 +108,7 @@ timed "build snapshots-local/node:20" build snapshots-local/node:20 node "$stage
 
 rm -rf "$stage"
 echo "local-images: built; start the stack with: docker-compose --env-file $here/images.env up --build"
+if [ "$flink_base" != "$(sed -n 's/^FLINK_IMAGE=//p' "$here/images.env")" ]; then
+  echo "local-images: $here/images.env names the Flink 1.20 line's base; for this line's, export" \
+    "FLINK_IMAGE=$flink_base and SNAPSHOTS_VERSION=<its jars' version, e.g. 0.3.0-2.3-SNAPSHOT> first"
+fi

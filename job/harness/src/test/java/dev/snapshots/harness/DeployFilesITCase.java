@@ -953,7 +953,7 @@ class DeployFilesITCase {
     private static void assertCopySourcesExist(List<String> dockerfile, Path context) {
         for (String line : dockerfile) {
             if (line.startsWith("COPY ")) {
-                String[] words = line.split(" +");
+                String[] words = withThisBuildsVersion(line).split(" +");
                 for (int i = 1; i < words.length - 1; i++) {
                     if (!words[i].startsWith("--")) {
                         assertThat(context.resolve(words[i]))
@@ -966,8 +966,15 @@ class DeployFilesITCase {
     }
 
     private static String copySource(String copyLine) {
-        String[] words = copyLine.split(" +");
+        String[] words = withThisBuildsVersion(copyLine).split(" +");
         return words[words.length - 2];
+    }
+
+    /**
+     * The jars' names carry the line's version, a build argument of the Dockerfile: this build's.
+     */
+    private static String withThisBuildsVersion(String dockerfileLine) {
+        return dockerfileLine.replace("${SNAPSHOTS_VERSION}", BuildVersion.VERSION);
     }
 
     /**

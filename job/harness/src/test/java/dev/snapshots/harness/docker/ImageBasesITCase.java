@@ -10,29 +10,32 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The job's image (deploy/docker/Dockerfile) on either base: the official flink:1.20.3-java17, its
- * default, and the local one deploy/local-images builds where no registry answers. What the
- * Dockerfile and its entrypoint take from the base is listed once, {@link #FROM_THE_BASE}: the
- * image built on the local base is checked for each by running it; the official image cannot be
- * pulled here, so for it the list is checked against what its published Dockerfile (apache/
- * flink-docker, 1.20/scala_2.12-java17-ubuntu) and Flink 1.20.3's binary distribution provide, as
- * recorded in the list, and the job's files are checked to use nothing else.
+ * default (flink:2.3.0-java17 for the Flink 2 line), and the local one deploy/local-images builds
+ * where no registry answers, of this build's line. What the Dockerfile and its entrypoint take from
+ * the base is listed once, {@link #FROM_THE_BASE}: the image built on the local base is checked for
+ * each by running it; the official image cannot be pulled here, so for it the list is checked
+ * against what its published Dockerfile (apache/flink-docker, 1.20/scala_2.12-java17-ubuntu) and
+ * Flink 1.20.3's binary distribution provide, as recorded in the list, and the job's files are
+ * checked to use nothing else.
  */
 @ExtendWith(DockerEngine.Extension.class)
 class ImageBasesITCase {
     private static final Path ROOT =
             Path.of(System.getProperty("snapshots.root")).toAbsolutePath().normalize();
-    private static final String LOCAL_BASE = "snapshots-local/flink:1.20.3-java17";
 
     /** docker-compose.yml's tag: the stack, if it runs later, builds on this one's layers. */
     private static final String JOB_IMAGE = "snapshots-job:local";
@@ -50,7 +53,7 @@ class ImageBasesITCase {
                     "/opt/flink/lib",
                     "base: the distribution's lib/ (FLINK_HOME=/opt/flink), Flink's runtime",
                     "/opt/flink/opt",
-                    "base: the distribution's opt/, flink-s3-fs-presto-1.20.3.jar among it",
+                    "base: the distribution's opt/, flink-s3-fs-presto-<version>.jar among it",
                     "/opt/flink/plugins",
                     "base: the distribution's plugins/; the Dockerfile adds s3-fs-presto",
                     "/opt/flink/usrlib",
@@ -91,17 +94,11 @@ class ImageBasesITCase {
     @Test
     void theJobsImageOnTheLocalBaseHasWhatTheJobUses(DockerEngine engine) throws Exception {
         engine.buildLocalImages();
-        engine.docker(
-                "build",
-                "--network",
-                "host",
-                "--build-arg",
-                "FLINK_IMAGE=" + LOCAL_BASE,
-                "-f",
-                "deploy/docker/Dockerfile",
-                "-t",
-                JOB_IMAGE,
-                ".");
+        List<String> build = new ArrayList<>(List.of("build", "--network", "host"));
+        DockerEngine.JOB_IMAGE_ARGS.forEach(
+                (name, value) -> build.addAll(List.of("--build-arg", name + "=" + value)));
+        build.addAll(List.of("-f", "deploy/docker/Dockerfile", "-t", JOB_IMAGE, "."));
+        engine.docker(build.toArray(new String[0]));
         assertThat(
                         engine.docker(
                                 "inspect",
@@ -144,15 +141,15 @@ class ImageBasesITCase {
                         "base lib",
                         "/usr/bin/apt-get",
                         "/usr/bin/curl")
-                .containsPattern("flink-s3-fs-presto-1\\.20\\.\\d+\\.jar")
+                .containsPattern("flink-s3-fs-presto-\\d+\\.\\d+\\.\\d+\\.jar")
                 .containsPattern("openjdk version \"17\\.")
                 .contains("submit", "release", "audit");
     }
 
     /**
      * The local base's own entrypoint: {@code jobmanager} and {@code taskmanager} start the two
-     * processes, each with FLINK_PROPERTIES merged into its configuration (a value with spaces
-     * included), and the TaskManager registers with the JobManager.
+     * processes of this build's Flink, each with FLINK_PROPERTIES merged into its configuration (a
+     * value with spaces included), and the TaskManager registers with the JobManager.
      */
     @Test
     void theLocalEntrypointStartsAJobManagerAndATaskManagerWithFlinkProperties(DockerEngine engine)
@@ -201,6 +198,9 @@ class ImageBasesITCase {
                             "TaskManagers registered; JobManager log:%n%s",
                             engine.docker("logs", jobManager))
                     .hasSize(1);
+            assertThat(flink.get("/config").path("flink-version").asText())
+                    .as("the base's Flink: the one this build's line is built with")
+                    .isEqualTo(EnvironmentInformation.getVersion());
             assertThat(taskManagers.get(0).path("slotsNumber").asInt())
                     .as("taskmanager.numberOfTaskSlots from FLINK_PROPERTIES")
                     .isEqualTo(3);
@@ -227,7 +227,7 @@ class ImageBasesITCase {
                         InetAddress.getLocalHost().getHostName() + ":127.0.0.1",
                         "-e",
                         "FLINK_PROPERTIES=" + properties,
-                        LOCAL_BASE,
+                        DockerEngine.LOCAL_FLINK_BASE,
                         command)
                 .strip();
     }

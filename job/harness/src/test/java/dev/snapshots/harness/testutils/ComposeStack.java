@@ -110,7 +110,9 @@ public final class ComposeStack implements AutoCloseable {
                                 "deploy/local-images/images.env",
                                 "-f",
                                 "docker-compose.yml",
-                                "config"));
+                                "config"),
+                        // images.env names the 1.20 line's base; the environment wins over it.
+                        DockerEngine.JOB_IMAGE_ARGS);
         assertThat(resolved.exit()).as("docker-compose config: %s", resolved.out()).isZero();
         YAMLMapper yaml = new YAMLMapper();
         ObjectNode file = (ObjectNode) yaml.readTree(resolved.out());

@@ -2,6 +2,7 @@ package dev.snapshots.harness.testutils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.snapshots.harness.BuildVersion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -35,6 +37,20 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 public final class DockerEngine implements ExtensionContext.Store.CloseableResource {
     public static final String CLIENT = "/usr/bin/docker";
     public static final String COMPOSE = "/usr/bin/docker-compose";
+
+    /**
+     * The local Flink base {@link #buildLocalImages} builds, of this build's line: build.sh tags it
+     * by the Flink deploy/flink-local was built with, the one on this classpath.
+     */
+    public static final String LOCAL_FLINK_BASE =
+            "snapshots-local/flink:" + EnvironmentInformation.getVersion() + "-java17";
+
+    /**
+     * The job image's build arguments for this build's line on the local base: the base, and the
+     * version in the jars' names.
+     */
+    public static final Map<String, String> JOB_IMAGE_ARGS =
+            Map.of("FLINK_IMAGE", LOCAL_FLINK_BASE, "SNAPSHOTS_VERSION", BuildVersion.VERSION);
 
     /** What the engine and the local images need, each with the Debian package that has it. */
     private static final Map<String, String> NEEDED =
