@@ -27,6 +27,12 @@ public final class PartBenchmarks {
     private PartBenchmarks() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].startsWith("-")) {
+            System.out.println(
+                    "usage: snapshots jmh [ROWS,...] [PATH,...]   one part's CPU and allocation per"
+                            + " row: ours against the floor (paths: floor, ours, parquetAvro)");
+            return;
+        }
         Path out = Files.createDirectories(Path.of("target/jmh"));
         OptionsBuilder options = new OptionsBuilder();
         // Every path, or those named: "floor,ours" leaves parquet-avro out of a run about them.

@@ -1,6 +1,7 @@
 package dev.snapshots.format;
 
 import dev.snapshots.key.PartKind;
+import dev.snapshots.store.Chunks;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -97,7 +98,7 @@ public final class PartEncoding {
     /** The file of a part of this kind: Parquet for snapshots, JSON lines for dead letters. */
     public static byte[] encode(PartKind kind, List<GenericRecord> rows, Schema schema)
             throws IOException {
-        BytesOutput out = new BytesOutput();
+        Chunks out = new Chunks();
         BulkWriter<GenericRecord> writer = writer(kind, schema, out);
         for (GenericRecord row : rows) {
             writer.addElement(row);
@@ -130,7 +131,7 @@ public final class PartEncoding {
      * {@link FlatRowFormat}'s snapshot rows need no record at all.
      */
     public static final class PartWriter<T> {
-        private final BytesOutput out = new BytesOutput();
+        private final Chunks out;
         private final RowFormat<T> format;
         private final Fingerprint fingerprint;
 
@@ -150,6 +151,21 @@ public final class PartEncoding {
         public PartWriter(
                 PartKind kind, RowFormat<T> format, int schemaVersion, int fingerprintScheme)
                 throws IOException {
+            this(kind, format, schemaVersion, fingerprintScheme, new Chunks());
+        }
+
+        /**
+         * @param out where the file goes, emptied first: a writer's buffer, reused part after part
+         */
+        public PartWriter(
+                PartKind kind,
+                RowFormat<T> format,
+                int schemaVersion,
+                int fingerprintScheme,
+                Chunks out)
+                throws IOException {
+            out.reset();
+            this.out = out;
             this.format = format;
             this.fingerprint = Fingerprint.of(fingerprintScheme, format.schema(), schemaVersion);
             this.fields =
@@ -172,14 +188,14 @@ public final class PartEncoding {
             rows++;
         }
 
-        /** The file, once every row is added. */
-        public byte[] finish() throws IOException {
+        /** The file, once every row is added: the buffer given, until its next use. */
+        public Chunks finish() throws IOException {
             if (fields != null) {
                 fields.finish();
             } else {
                 records.finish();
             }
-            return out.toByteArray();
+            return out;
         }
 
         /**
@@ -925,73 +941,5 @@ public final class PartEncoding {
         byte[] contents() {
             return buf;
         }
-    }
-
-    /**
-     * flink-parquet writes to a Flink stream; a part is small enough to build in memory. Kept in
-     * chunks that are filled and never moved, then copied once into the part's array: a growing
-     * array would copy the part about twice more as it doubles, and allocate twice its size.
-     */
-    private static final class BytesOutput extends FSDataOutputStream {
-        /** Under G1's humongous size at any heap, so a chunk is an ordinary young object. */
-        private static final int CHUNK = 1 << 16;
-
-        private final List<byte[]> full = new ArrayList<>();
-        private byte[] chunk = new byte[CHUNK];
-        private int used;
-
-        @Override
-        public long getPos() {
-            return (long) full.size() * CHUNK + used;
-        }
-
-        @Override
-        public void write(int b) {
-            if (used == CHUNK) {
-                next();
-            }
-            chunk[used++] = (byte) b;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            while (len > 0) {
-                if (used == CHUNK) {
-                    next();
-                }
-                int n = Math.min(len, CHUNK - used);
-                System.arraycopy(b, off, chunk, used, n);
-                used += n;
-                off += n;
-                len -= n;
-            }
-        }
-
-        private void next() {
-            full.add(chunk);
-            chunk = new byte[CHUNK];
-            used = 0;
-        }
-
-        /** Everything written, in one array. */
-        byte[] toByteArray() {
-            byte[] all = new byte[Math.toIntExact(getPos())];
-            int at = 0;
-            for (byte[] c : full) {
-                System.arraycopy(c, 0, all, at, CHUNK);
-                at += CHUNK;
-            }
-            System.arraycopy(chunk, 0, all, at, used);
-            return all;
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void sync() {}
-
-        @Override
-        public void close() {}
     }
 }

@@ -4,6 +4,7 @@ import dev.snapshots.format.RowFormat;
 import dev.snapshots.key.ObjectKeys;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import java.io.IOException;
@@ -47,6 +48,13 @@ final class SnapshotWriter<T>
     private final Counter inline;
     private final Counter retries;
     private final List<SnapshotCommittable> pending = new ArrayList<>();
+
+    /**
+     * Every part is built here: it is staged (or copied to travel inline) before the next one
+     * starts, so its chunks serve part after part, and the writer holds its largest part's size.
+     */
+    private final Chunks partBytes = new Chunks();
+
     private long watermark = Long.MIN_VALUE;
     private long lastWindowEnd;
 
@@ -207,8 +215,9 @@ final class SnapshotWriter<T>
                         format,
                         config.schemaVersion(),
                         config.fingerprintScheme(),
-                        partRows);
-        byte[] file = part.file();
+                        partRows,
+                        partBytes);
+        Chunks file = part.file();
         String fingerprint = part.fingerprint();
         int rows = part.rows();
         String key = ObjectKeys.partKey(config.kind(), id);
@@ -217,7 +226,7 @@ final class SnapshotWriter<T>
         Map<String, String> metadata = new HashMap<>(provenance);
         metadata.putAll(PartMetadata.of(id, fingerprint, rows));
 
-        if (file.length <= config.inlineThresholdBytes()) {
+        if (file.length() <= config.inlineThresholdBytes()) {
             pending.add(
                     SnapshotCommittable.inline(
                             key,
@@ -227,7 +236,7 @@ final class SnapshotWriter<T>
                             fingerprint,
                             rows,
                             metadata,
-                            file));
+                            file.toByteArray()));
             inline.inc();
         } else {
             StagedObject upload =
@@ -248,7 +257,7 @@ final class SnapshotWriter<T>
                 "Prepared {} ({} rows, {} bytes, fingerprint {})",
                 key,
                 rows,
-                file.length,
+                file.length(),
                 fingerprint);
     }
 

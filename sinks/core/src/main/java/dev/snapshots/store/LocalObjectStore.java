@@ -51,7 +51,7 @@ public final class LocalObjectStore implements ObjectStore {
     }
 
     @Override
-    public StagedObject stage(String key, byte[] content, Map<String, String> metadata)
+    public StagedObject stage(String key, Chunks content, Map<String, String> metadata)
             throws IOException {
         Path target = resolve(key);
         Files.createDirectories(target.getParent());
@@ -60,10 +60,7 @@ public final class LocalObjectStore implements ObjectStore {
                         "." + target.getFileName() + "." + UUID.randomUUID() + STAGED_SUFFIX);
         try (FileChannel ch =
                 FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer buf = ByteBuffer.wrap(content);
-            while (buf.hasRemaining()) {
-                ch.write(buf);
-            }
+            content.writeTo(ch);
             ch.force(true);
         }
         UserDefinedFileAttributeView attrs =
@@ -108,7 +105,7 @@ public final class LocalObjectStore implements ObjectStore {
     @Override
     public boolean putIfAbsent(String key, byte[] content, Map<String, String> metadata)
             throws IOException {
-        StagedObject staged = stage(key, content, metadata);
+        StagedObject staged = stage(key, Chunks.of(content), metadata);
         try {
             return promote(staged);
         } finally {

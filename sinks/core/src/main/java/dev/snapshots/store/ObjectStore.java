@@ -19,8 +19,11 @@ import org.apache.flink.annotation.PublicEvolving;
 @PublicEvolving
 public interface ObjectStore extends AutoCloseable {
 
-    /** Uploads content where no reader looks, ready to be published at {@code key}. */
-    StagedObject stage(String key, byte[] content, Map<String, String> metadata) throws IOException;
+    /**
+     * Uploads content where no reader looks, ready to be published at {@code key}. The content is
+     * the caller's buffer: read it (as often as needed) before returning, and keep no reference.
+     */
+    StagedObject stage(String key, Chunks content, Map<String, String> metadata) throws IOException;
 
     /**
      * Publishes staged content at its key if no object is there.

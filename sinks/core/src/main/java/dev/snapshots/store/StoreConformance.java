@@ -80,8 +80,10 @@ public final class StoreConformance {
                             store.putIfAbsent(put, first, Map.of()),
                             store.putIfAbsent(put, second, Map.of()));
             if (violation.isEmpty()) {
-                boolean created = promoteOrAbort(store, store.stage(promoted, first, Map.of()));
-                boolean replaced = promoteOrAbort(store, store.stage(promoted, second, Map.of()));
+                boolean created =
+                        promoteOrAbort(store, store.stage(promoted, Chunks.of(first), Map.of()));
+                boolean replaced =
+                        promoteOrAbort(store, store.stage(promoted, Chunks.of(second), Map.of()));
                 violation =
                         check(
                                 store,

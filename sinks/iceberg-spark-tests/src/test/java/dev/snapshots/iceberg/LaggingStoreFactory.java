@@ -1,6 +1,7 @@
 package dev.snapshots.iceberg;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.LocalObjectStore;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStoreFactory;
@@ -67,7 +68,7 @@ public final class LaggingStoreFactory implements ObjectStoreFactory {
         }
 
         @Override
-        public StagedObject stage(String key, byte[] content, Map<String, String> metadata)
+        public StagedObject stage(String key, Chunks content, Map<String, String> metadata)
                 throws IOException {
             return local.stage(key, content, metadata);
         }

@@ -102,7 +102,7 @@ class TableRowFormatTest {
                         null);
         Path file = tmp.resolve("part.parquet");
         PartEncoding.PartWriter<RowData> part = part(format, List.of(full, nulls));
-        Files.write(file, part.finish());
+        Files.write(file, part.finish().toByteArray());
 
         try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
                 Statement st = duckdb.createStatement()) {

@@ -3,6 +3,7 @@ package dev.snapshots.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -69,7 +71,11 @@ public abstract class ObjectStoreContract {
                 String key = "race/staged-" + round + ".bin";
                 List<StagedObject> staged = new ArrayList<>();
                 for (int i = 0; i < WRITERS; i++) {
-                    staged.add(store.stage(key, bytes("staged-" + i), Map.of("writer", "w" + i)));
+                    staged.add(
+                            store.stage(
+                                    key,
+                                    Chunks.of(bytes("staged-" + i)),
+                                    Map.of("writer", "w" + i)));
                 }
                 assertThat(store.head(key)).as("staged content is invisible").isEmpty();
 
@@ -95,10 +101,31 @@ public abstract class ObjectStoreContract {
         }
     }
 
+    /**
+     * A writer builds every part in one buffer: the store reads a part of several chunks whole
+     * while staging it, and keeps nothing of the buffer once it returns.
+     */
+    @Test
+    void stagedContentIsReadWholeBeforeStagingReturns() throws Exception {
+        byte[] part = new byte[200_000];
+        new Random(7).nextBytes(part);
+        Chunks buffer = Chunks.of(part);
+        try (ObjectStore store = freshStore().open()) {
+            StagedObject staged = store.stage("reuse/part.bin", buffer, Map.of());
+            buffer.reset();
+            buffer.write(bytes("the next part"), 0, 13);
+            byte[] overwritten = new byte[150_000];
+            buffer.write(overwritten, 0, overwritten.length);
+
+            assertThat(store.promote(staged)).isTrue();
+            assertThat(store.get("reuse/part.bin").orElseThrow().content()).isEqualTo(part);
+        }
+    }
+
     @Test
     void promotingAnAbortedStageReportsItGoneAndPublishesNothing() throws Exception {
         try (ObjectStore store = freshStore().open()) {
-            StagedObject staged = store.stage("gone/k.bin", bytes("x"), Map.of());
+            StagedObject staged = store.stage("gone/k.bin", Chunks.of(bytes("x")), Map.of());
             store.abort(staged);
             store.abort(staged); // twice is fine
 

@@ -9,6 +9,7 @@ import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
 import dev.snapshots.progress.VersionIdentity;
 import dev.snapshots.sink.EncodedPart;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import java.io.IOException;
 import java.time.Duration;
@@ -87,9 +88,13 @@ public final class PipelineHistory {
                         FORMAT,
                         1,
                         PartEncoding.FINGERPRINT_SCHEME,
-                        List.of(row));
+                        List.of(row),
+                        new Chunks());
         String key = ObjectKeys.partKey(id);
-        store.putIfAbsent(key, part.file(), PartMetadata.of(id, part.fingerprint(), part.rows()));
+        store.putIfAbsent(
+                key,
+                part.file().toByteArray(),
+                PartMetadata.of(id, part.fingerprint(), part.rows()));
         return new CompletionPointer.PublishedPart(window, 0, key, part.fingerprint(), part.rows());
     }
 

@@ -106,7 +106,7 @@ class FingerprintSchemeTest {
             fields.add(r);
             records.add(r);
         }
-        byte[] file = fields.finish();
+        byte[] file = fields.finish().toByteArray();
         records.finish();
 
         assertThat(fields.fingerprint()).isEqualTo(golden);

@@ -109,7 +109,7 @@ class FlatRowFormatTest {
                     .isEqualTo(PartEncoding.canonicalBytes(reference, row));
             assertThat(new Flat().toRecord(row)).isEqualTo(reference.toRecord(row));
         }
-        byte[] file = flat.finish();
+        byte[] file = flat.finish().toByteArray();
         records.finish();
 
         assertThat(flat.fingerprint()).as("seed %d", seed).isEqualTo(records.fingerprint());

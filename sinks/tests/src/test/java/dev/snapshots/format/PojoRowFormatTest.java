@@ -97,7 +97,7 @@ class PojoRowFormatTest {
         nulls.customer = "c-2";
         Path file = tmp.resolve("part.parquet");
         PartEncoding.PartWriter<Everything> part = part(format, List.of(full, nulls));
-        Files.write(file, part.finish());
+        Files.write(file, part.finish().toByteArray());
 
         try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:");
                 Statement st = duckdb.createStatement()) {

@@ -9,6 +9,7 @@ import dev.snapshots.key.PartKind;
 import dev.snapshots.key.PartMetadata;
 import dev.snapshots.key.WorkIdentity;
 import dev.snapshots.progress.CompletionPointer;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
@@ -432,7 +433,7 @@ class SnapshotCommitterITCase {
                     metadata,
                     parquet);
         }
-        StagedObject staged = store.stage(key, parquet, metadata);
+        StagedObject staged = store.stage(key, Chunks.of(parquet), metadata);
         return SnapshotCommittable.staged(
                 row.windowStart, row.windowStart + 300_000, 0, fingerprint, 1, metadata, staged);
     }

@@ -9,6 +9,7 @@ import dev.snapshots.sink.CanonicalSnapshotSink;
 import dev.snapshots.sink.EncodedPart;
 import dev.snapshots.sink.PointerRecorder;
 import dev.snapshots.sink.SnapshotCommittable;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StoreSpec;
 import dev.snapshots.testkit.TestCommitRequest;
@@ -228,7 +229,8 @@ final class CommitShapes {
                 sink.config().rowFormat(),
                 sink.config().schemaVersion(),
                 PartEncoding.FINGERPRINT_SCHEME, // a fresh store's new job version
-                rows);
+                rows,
+                new Chunks());
     }
 
     private static SnapshotCommittable committable(
@@ -252,7 +254,7 @@ final class CommitShapes {
                 part.fingerprint(),
                 part.rows(),
                 metadata,
-                part.file());
+                part.file().toByteArray());
     }
 
     private static CommitterInitContext context(int subtask, int parallelism) {

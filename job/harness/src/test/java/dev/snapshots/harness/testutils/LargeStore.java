@@ -95,7 +95,7 @@ public final class LargeStore {
                         1,
                         PartEncoding.FINGERPRINT_AVRO);
         writer.add(row);
-        byte[] content = writer.finish();
+        byte[] content = writer.finish().toByteArray();
         String key =
                 ObjectKeys.partKey(
                         new WorkIdentity(PIPELINE, start, WINDOW, 1, 1, bucket, buckets, ""));

@@ -1,6 +1,7 @@
 package dev.snapshots.store.s3;
 
 import dev.snapshots.key.ObjectKeys;
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.StagedObject;
 import dev.snapshots.store.StoreException;
@@ -158,7 +159,7 @@ public final class S3ObjectStore implements ObjectStore {
      * one request; the copy makes the part publishable as long as the copy is kept.
      */
     @Override
-    public StagedObject stage(String key, byte[] content, Map<String, String> metadata)
+    public StagedObject stage(String key, Chunks content, Map<String, String> metadata)
             throws IOException {
         String copy = ObjectKeys.stagingKey(key);
         call(
@@ -170,7 +171,9 @@ public final class S3ObjectStore implements ObjectStore {
                                                 .key(prefix + copy)
                                                 .contentType(CONTENT_TYPE)
                                                 .metadata(metadata),
-                                RequestBody.fromBytes(content)));
+                                // Read from the writer's buffer: fromBytes would copy the part.
+                                RequestBody.fromContentProvider(
+                                        content::open, content.length(), CONTENT_TYPE)));
         try {
             return upload(key, copy, metadata);
         } catch (IOException | RuntimeException e) {

@@ -3,6 +3,7 @@ package dev.snapshots.store.s3;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.snapshots.store.Chunks;
 import dev.snapshots.store.ObjectStore;
 import dev.snapshots.store.ObjectStore.StagedInfo;
 import dev.snapshots.store.StagedObject;
@@ -29,7 +30,7 @@ class S3StagingCleanupITCase {
         try (Stores s = new Stores()) {
             s.proxy.failOneRequest(Fault.INTERNAL_500, "POST", 2); // past the SDK's own retry
 
-            assertThatThrownBy(() -> s.viaProxy.stage("p/k", CONTENT, Map.of()))
+            assertThatThrownBy(() -> s.viaProxy.stage("p/k", Chunks.of(CONTENT), Map.of()))
                     .isInstanceOf(IOException.class);
             assertThat(staged(s.direct)).isEmpty();
         }
@@ -38,7 +39,7 @@ class S3StagingCleanupITCase {
     @Test
     void aRemadeUploadWhoseCompletionFailsIsAbortedAndTheNextAttemptPublishes() throws Exception {
         try (Stores s = new Stores()) {
-            StagedObject part = s.direct.stage("p/k", CONTENT, Map.of());
+            StagedObject part = s.direct.stage("p/k", Chunks.of(CONTENT), Map.of());
             ((S3ObjectStore) s.direct).abortIncompleteUploads(); // the lifecycle rule, say
             // The first completion finds the upload gone; the one of the re-made upload fails.
             s.proxy.failOneRequest(Fault.COMPLETE_INTERNAL_200, "POST", 1, 2);
