@@ -201,6 +201,7 @@ final class BenchPage {
                         {"cpuNanosPerEvent", "CPU ns"},
                         {"ownCpuNanosPerEvent", "own CPU ns (over discarding)"},
                         {"sinkCpuNanosPerEvent", "sink threads' CPU ns"},
+                        {"sinkCpuNanosPerEventOverall", "sink threads' CPU ns, whole run"},
                         {"jitCpuNanosPerEvent", "JIT CPU ns (within CPU)"},
                         {"allocatedBytesPerEvent", "allocated bytes"}
                     }) {
@@ -224,8 +225,12 @@ final class BenchPage {
             for (Object[] f :
                     new Object[][] {
                         {
+                            r.path("oursOverFileSinkSinkCpuOverall"),
+                            "ours / FileSink, sink threads' CPU per event, whole run"
+                        },
+                        {
                             r.path("oursOverFileSinkSinkCpu"),
-                            "ours / FileSink, sink threads' CPU per event"
+                            "ours / FileSink, sink threads' CPU per event, steady state"
                         },
                         {r.path("oursOverFileSinkCpu"), "ours / FileSink, CPU per event"},
                         {r.path("oursOverDiscardingCpu"), "ours / discarding, CPU per event"},

@@ -222,43 +222,49 @@ final class BenchReport {
         t.append(
                 String.format(
                         "%nCPU per event: the run's JVM, user + system, steady state; own: over the discarding sink of the round;"
-                                + "%nsink threads: the sink's writer, committer and publisher threads alone."
+                                + "%nsink threads: the sink's writer, committer and publisher threads alone, steady state and whole run."
                                 + "%nAllocated: bytes per event over the JVM's threads. Rounds: median (min..max).%n"
-                                + "%-10s %3s %-13s %36s %24s %36s %24s%n",
+                                + "%-10s %3s %-13s %36s %24s %36s %36s %24s%n",
                         "keys",
                         "B",
                         "sink",
                         "CPU ns/event",
                         "own CPU ns/event",
                         "sink threads' CPU ns/event",
+                        "sink threads', whole run",
                         "allocated B/event"));
         for (Map<String, Object> r : rows) {
             Map<String, Object> cpu = (Map<String, Object>) r.get("cpuNanosPerEvent");
             Map<String, Object> own = (Map<String, Object>) r.get("ownCpuNanosPerEvent");
             Map<String, Object> threads = (Map<String, Object>) r.get("sinkCpuNanosPerEvent");
+            Map<String, Object> wholeRun =
+                    (Map<String, Object>) r.get("sinkCpuNanosPerEventOverall");
             Map<String, Object> alloc = (Map<String, Object>) r.get("allocatedBytesPerEvent");
             boolean first = true;
             for (String sink : cpu.keySet()) {
                 t.append(
                         String.format(
-                                "%-10s %3s %-13s %36s %24s %36s %24s%n",
+                                "%-10s %3s %-13s %36s %24s %36s %36s %24s%n",
                                 first ? String.format("%,d", r.get("keys")) : "",
                                 first ? r.get("buckets") : "",
                                 sink,
                                 spread(cpu.get(sink)),
                                 own.containsKey(sink) ? range(own.get(sink)) : "-",
                                 spread(threads.get(sink)),
+                                spread(wholeRun.get(sink)),
                                 range(alloc.get(sink))));
                 first = false;
             }
             t.append(
                     String.format(
-                            "  ours / FileSink, sink threads' CPU %s, %s rounds at most 1: %s"
+                            "  ours / FileSink, sink threads' CPU over the whole run %s, %s rounds at most 1: %s"
+                                    + "%n  (sink threads' CPU in the steady state: %s)"
                                     + "%n  whole process: ours / FileSink CPU %s: %s; ours / discarding CPU %s"
                                     + "%n  (wall clock, ours / discarding events/s: %s)%n",
-                            ratio(r.get("oursOverFileSinkSinkCpu")),
+                            ratio(r.get("oursOverFileSinkSinkCpuOverall")),
                             r.get("roundsOursAtMostFileSink"),
                             r.get("verdict"),
+                            ratio(r.get("oursOverFileSinkSinkCpu")),
                             ratio(r.get("oursOverFileSinkCpu")),
                             r.get("wholeProcessVerdict"),
                             ratio(r.get("oursOverDiscardingCpu")),

@@ -267,6 +267,8 @@ public final class BenchRun {
 
         MemorySampler memory = new MemorySampler();
         memory.start();
+        SinkThreads.WholeRun sinkThreads = new SinkThreads.WholeRun(sink);
+        sinkThreads.start();
         JobClient job = env.executeAsync("bench " + sink);
         while (job.getJobStatus().get() != JobStatus.RUNNING
                 && !job.getJobStatus().get().isTerminalState()) {
@@ -279,6 +281,7 @@ public final class BenchRun {
         double seconds = (System.nanoTime() - started) / 1e9;
         long cpu = cpuNanos() - cpuBefore;
         long gcPause = gcMillis() - gcBefore;
+        long sinkCpu = sinkThreads.finish();
         memory.interrupt();
         memory.sample();
         // The steady state starts when the later split passes its first mark, and ends when the
@@ -315,6 +318,7 @@ public final class BenchRun {
             out.put("sinkThreads", SINK_MARKS.get(to).sortedNames());
         }
         out.put("cpuNanosPerEventOverall", cpu / (double) total);
+        out.put("sinkCpuNanosPerEventOverall", sinkCpu / (double) total);
         for (String histogram : List.of("commitMillis", "pointerMillis")) {
             out.put(
                     histogram,

@@ -88,6 +88,51 @@ final class SinkThreads {
         return new Times(nanos, names);
     }
 
+    /**
+     * The sink's threads over the whole run, sampled every {@value #SAMPLE_MILLIS} ms until
+     * interrupted, each thread's last reading kept: a thread's CPU time can no longer be read once
+     * it ended, and a bounded job's tasks end with it. A sink's work comes in bursts, a window's
+     * parts when it fires and a commit per checkpoint, so a stretch of a few windows holds one
+     * burst more or less from round to round; the whole run holds every window's once. What a
+     * thread spent after its last sample (at most {@value #SAMPLE_MILLIS} ms) is not counted.
+     */
+    static final class WholeRun extends Thread {
+        static final long SAMPLE_MILLIS = 20;
+
+        private final BenchRun.Sink sink;
+        private final Map<Long, Long> last = new HashMap<>();
+
+        WholeRun(BenchRun.Sink sink) {
+            super("sink-threads-sampler");
+            this.sink = sink;
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (true) {
+                    sample();
+                    Thread.sleep(SAMPLE_MILLIS);
+                }
+            } catch (InterruptedException e) {
+                // the run is over
+            }
+        }
+
+        private synchronized void sample() {
+            last.putAll(of(sink).nanos());
+        }
+
+        /** Stops sampling, takes one more, and gives the CPU time (ns) of every thread seen. */
+        long finish() throws InterruptedException {
+            interrupt();
+            join();
+            sample();
+            return last.values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
     /** CPU time (ns) and name of threads, by thread id, at one moment. */
     record Times(Map<Long, Long> nanos, Map<Long, String> names) {
         /**

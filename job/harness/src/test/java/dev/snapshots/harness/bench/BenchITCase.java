@@ -151,6 +151,12 @@ class BenchITCase {
                 .as("%s: the sink threads' CPU per event", sink)
                 .isPositive()
                 .isLessThan(run.path("cpuNanosPerEvent").asDouble());
+        // Over the whole run: at least the steady state's share of it (70 % of the input), and
+        // never more than the process spent over that run.
+        assertThat(run.path("sinkCpuNanosPerEventOverall").asDouble())
+                .as("%s: the sink threads' CPU per event over the whole run", sink)
+                .isGreaterThan(0.7 * run.path("sinkCpuNanosPerEvent").asDouble())
+                .isLessThan(run.path("cpuNanosPerEventOverall").asDouble());
         List<String> threads = new ArrayList<>();
         run.path("sinkThreads").forEach(t -> threads.add(t.asText()));
         assertThat(threads)
