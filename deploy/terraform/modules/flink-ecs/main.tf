@@ -92,6 +92,10 @@ locals {
     # the metrics sidecar scrapes it on localhost only (the security group does not open 9249).
     "metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
     "metrics.reporter.prom.port: 9249",
+    # The image's plugin snapshots-warmup: each process makes the checkpoints' S3 file system as it
+    # starts, so a TaskManager replacing a lost one does not make it while all its tasks wait.
+    "metrics.reporter.warmup.factory.class: dev.snapshots.warmup.FileSystemWarmUpFactory",
+    "metrics.reporter.warmup.uri: ${local.checkpoint_base}",
   ]
   # No state.checkpoints.dir: the entrypoint derives it from SNAPSHOTS_CHECKPOINT_BASE per
   # incarnation, and a second definition here could win over it.

@@ -48,9 +48,9 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
  * jobmanager-N}) with a checkpoint directory of its own ({@code .../checkpoints/jm-N}, what the
  * image's entrypoint sets), reached through {@link JobManagerAddress}, which names one of them at a
  * time. A second one can start beside the first, as a deployment at 200 % does, and take over when
- * the first stops. The cluster has a plugins directory of its own: the distribution's plugins and
- * {@link MetricsPlugin}, which writes the job's counters under {@link #metricsDirectory()} so they
- * outlive a SIGKILL.
+ * the first stops. The cluster has a plugins directory of its own: the distribution's plugins (the
+ * S3 file system, and the warm-up that makes it as each process starts) and {@link MetricsPlugin},
+ * which writes the job's counters under {@link #metricsDirectory()} so they outlive a SIGKILL.
  */
 @Internal
 public final class LocalCluster {
@@ -220,6 +220,12 @@ public final class LocalCluster {
                                 "s3.access-key: local",
                                 "s3.secret-key: local"));
         config.addAll(MetricsPlugin.config(metricsDirectory()));
+        // As on ECS: each process makes the checkpoints' file system as it starts, not on the
+        // first task's thread (the distribution's plugin snapshots-warmup, deploy/warmup).
+        config.add(
+                "metrics.reporter.warmup.factory.class:"
+                        + " dev.snapshots.warmup.FileSystemWarmUpFactory");
+        config.add("metrics.reporter.warmup.uri: " + CHECKPOINTS);
         if (restTls) {
             out.println("making a throwaway CA and the REST API's certificates ...");
             config.addAll(RestCertificates.create(tlsDirectory()).jobManagerConfig());

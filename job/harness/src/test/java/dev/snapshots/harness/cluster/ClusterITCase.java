@@ -92,6 +92,7 @@ class ClusterITCase {
         String state = rest.awaitTerminal(jobId, Duration.ofMinutes(4));
 
         assertThat(state).isEqualTo("FINISHED");
+        theCheckpointsFileSystemWasMadeBeforeAnyTask();
         int restarts = rest.restarts(jobId);
         assertThat(restarts).as("the kill was noticed and recovered from").isPositive();
         try (ObjectStore s = store.open()) {
@@ -108,6 +109,37 @@ class ClusterITCase {
                     published.deadLetterReasons.values().stream().mapToLong(Long::longValue).sum(),
                     restarts);
         }
+    }
+
+    /**
+     * Every TaskManager, the replacement too, made the S3 file system as it started (the warm-up
+     * plugin), so no first task of theirs made it while every task waited.
+     */
+    private static void theCheckpointsFileSystemWasMadeBeforeAnyTask() throws IOException {
+        int ranTasks = 0;
+        for (String taskManager : List.of("taskmanager-1", "taskmanager-2", "taskmanager-3")) {
+            List<String> log =
+                    Files.readAllLines(cluster.logsDirectory().resolve(taskManager + ".log"));
+            int made = indexOf(log, "Made the file system of " + LocalCluster.CHECKPOINTS + " (");
+            int firstTask = indexOf(log, "Received task ");
+            assertThat(made).as("the warm-up's line in %s's log", taskManager).isNotNegative();
+            if (firstTask >= 0) {
+                ranTasks++;
+                assertThat(made)
+                        .as("%s made it before its first task arrived", taskManager)
+                        .isLessThan(firstTask);
+            }
+        }
+        assertThat(ranTasks).as("TaskManagers that ran tasks").isPositive();
+    }
+
+    private static int indexOf(List<String> lines, String text) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains(text)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /**

@@ -171,6 +171,9 @@ class ComposeStackITCase {
         figure(engine, "docker-compose up --build", started);
         awaitCheckpointedJob(rest);
         figure(engine, "the job running and checkpointed after up", started);
+        assertThat(stack.logs("taskmanager-1"))
+                .as("the image's warm-up plugin made the checkpoints' file system as it started")
+                .contains("Made the file system of s3://snapshots/flink/checkpoints (");
         Map<String, List<String>> listeners = stack.listeners();
         System.out.println("docker: listening " + listeners);
         assertThat(listeners.keySet())
