@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * starts, and by every writer as it opens, for a job built some other way or restored from a
  * savepoint under changed settings. A writer that restores a checkpoint of its own run skips the
  * store's probe: its run's writers proved that store before that checkpoint could be taken. It
- * still reads the identity, which gives it the fingerprint scheme to adopt ({@link
- * SnapshotWriter}).
+ * reads the identity only if that checkpoint does not carry what the identity told its run (the
+ * fingerprint scheme; a writer state of version 1), see {@link SnapshotWriter}.
  *
  * <p>Only a writer records a job version's identity. A build may be one that never runs: the deploy
  * tool's check before it stops the running version, a JobManager's plan, a submission refused

@@ -15,6 +15,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
@@ -92,25 +93,38 @@ final class SnapshotWriter<T>
         this.inline = context.metricGroup().counter("partsInline");
         this.retries = context.metricGroup().counter("stageRetries");
         // A checkpoint of this run was taken by its writers once each had opened, so after they
-        // proved the store (the run's config names that store; a new submission is a new run):
-        // probing again would only delay the restart. The job version's identity is read again,
-        // since the fingerprint scheme the writer adopts from it is not in the job's config.
+        // proved the store and read the job version's identity (the run's config names that store
+        // and version; a new submission is a new run): asking again would only delay the restart.
+        // A state kept before the fingerprint scheme was (version 1) has the identity read again.
         boolean ownRunRestored = restored.stream().anyMatch(r -> r.run().equals(run));
+        Optional<SnapshotSinkConfig<T>> known =
+                restored.stream().flatMap(r -> r.applyTo(config).stream()).findFirst();
         long checking = System.nanoTime();
-        this.config = Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
+        this.config =
+                known.isPresent()
+                        ? known.get()
+                        : Preflight.inWriter(
+                                config, maxParallelism, store, retries, !ownRunRestored);
         // Timed, because a restarting task waits for it: the chaos report reads it here.
         LOG.info(
                 "Subtask {} checked {} in {} ms before publishing: {}",
                 subtask,
                 store.describe(),
                 Duration.ofNanos(System.nanoTime() - checking).toMillis(),
-                ownRunRestored
-                        ? "the job version's identity (not probed for conformance again: it"
-                                + " restores a checkpoint of its own run "
+                known.isPresent()
+                        ? "nothing (it restores a checkpoint of its own run "
                                 + run.id()
-                                + ", whose writers proved it as the run started)"
-                        : "its conformance, unless this process proved it, and the job"
-                                + " version's identity");
+                                + ", whose writers proved the store and read the identity as the"
+                                + " run started; fingerprint scheme "
+                                + this.config.fingerprintScheme()
+                                + ")"
+                        : ownRunRestored
+                                ? "the job version's identity (not probed for conformance again:"
+                                        + " it restores a checkpoint of its own run "
+                                        + run.id()
+                                        + ", whose writers proved it as the run started)"
+                                : "its conformance, unless this process proved it, and the job"
+                                        + " version's identity");
     }
 
     @Override
@@ -281,12 +295,40 @@ final class SnapshotWriter<T>
         return out;
     }
 
-    /** What a writer keeps in checkpoints: the newest window end its run has handed over. */
-    record State(SnapshotCommittable.Run run, long lastWindowEndMillis) {}
+    /**
+     * What a writer keeps in checkpoints: the newest window end its run has handed over, and what
+     * its run's writers learned from the store as they opened: the fingerprint scheme and the
+     * window length ({@link #UNKNOWN} in a state written before they were kept, version 1, and the
+     * window length until the run knows it).
+     */
+    record State(
+            SnapshotCommittable.Run run,
+            long lastWindowEndMillis,
+            int fingerprintScheme,
+            long windowLengthMillis) {
+        static final int UNKNOWN = 0;
+
+        /** What the store told this state's run, if the state says it. */
+        <T> Optional<SnapshotSinkConfig<T>> applyTo(SnapshotSinkConfig<T> config) {
+            if (!run.equals(config.run()) || fingerprintScheme == UNKNOWN) {
+                return Optional.empty();
+            }
+            SnapshotSinkConfig<T> known = config.withFingerprintScheme(fingerprintScheme);
+            return Optional.of(
+                    known.windowLengthKnown() || windowLengthMillis == UNKNOWN
+                            ? known
+                            : known.withWindowLength(windowLengthMillis));
+        }
+    }
 
     @Override
     public List<State> snapshotState(long checkpointId) {
-        return List.of(new State(config.run(), lastWindowEnd));
+        return List.of(
+                new State(
+                        config.run(),
+                        lastWindowEnd,
+                        config.fingerprintScheme(),
+                        config.windowLengthKnown() ? config.windowLengthMillis() : State.UNKNOWN));
     }
 
     @Override
