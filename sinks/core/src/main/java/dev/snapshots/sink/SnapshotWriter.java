@@ -95,7 +95,7 @@ final class SnapshotWriter<T>
         // A checkpoint of this run was taken by its writers once each had opened, so after they
         // proved the store and read the job version's identity (the run's config names that store
         // and version; a new submission is a new run): asking again would only delay the restart.
-        // A state kept before the fingerprint scheme was (version 1) has the identity read again.
+        // A state kept before the scheme was (version 1) has the identity read again.
         boolean ownRunRestored = restored.stream().anyMatch(r -> r.run().equals(run));
         Optional<SnapshotSinkConfig<T>> known =
                 restored.stream().flatMap(r -> r.applyTo(config).stream()).findFirst();

@@ -17,7 +17,9 @@ class WriterStateSerializerTest {
     private static final SnapshotWriter.State STATE =
             new SnapshotWriter.State(RUN, 1796047800000L, 2, 300_000L);
 
-    /** Written by 0.2.0 and by this release until its writers kept what the store told them. */
+    /**
+     * Written by 0.3.0's builds until its writers kept what the store told them (0.2.0 had none).
+     */
     private static final String GOLDEN_V1 =
             "00066f72646572730000000302000572756e2d31000001a22cca86c0";
 
