@@ -94,19 +94,12 @@ public final class Chunks extends FSDataOutputStream {
         used = 0;
     }
 
-    /** The content as read-only buffers, in order; valid until the next {@link #reset()}. */
-    public ByteBuffer[] buffers() {
-        ByteBuffer[] out = new ByteBuffer[filled + 1];
-        for (int i = 0; i < filled; i++) {
-            out[i] = ByteBuffer.wrap(chunks.get(i)).asReadOnlyBuffer();
-        }
-        out[filled] = ByteBuffer.wrap(chunk, 0, used).asReadOnlyBuffer();
-        return out;
-    }
-
     /** Writes all of it to {@code channel}. */
     public void writeTo(GatheringByteChannel channel) throws IOException {
-        ByteBuffer[] buffers = buffers();
+        ByteBuffer[] buffers = new ByteBuffer[filled + 1];
+        for (int i = 0; i <= filled; i++) {
+            buffers[i] = ByteBuffer.wrap(chunks.get(i), 0, usedOf(i));
+        }
         long left = length();
         while (left > 0) {
             left -= channel.write(buffers);
@@ -116,21 +109,24 @@ public final class Chunks extends FSDataOutputStream {
     /** A new stream over the content from its start: one per attempt of an upload. */
     public InputStream open() {
         List<InputStream> parts = new ArrayList<>(filled + 1);
-        for (int i = 0; i < filled; i++) {
-            parts.add(new ByteArrayInputStream(chunks.get(i)));
+        for (int i = 0; i <= filled; i++) {
+            parts.add(new ByteArrayInputStream(chunks.get(i), 0, usedOf(i)));
         }
-        parts.add(new ByteArrayInputStream(chunk, 0, used));
         return new SequenceInputStream(Collections.enumeration(parts));
     }
 
     /** A copy in one array, for what must outlive this buffer's next use (an inline part). */
     public byte[] toByteArray() {
         byte[] all = new byte[Math.toIntExact(length())];
-        for (int i = 0; i < filled; i++) {
-            System.arraycopy(chunks.get(i), 0, all, i * CHUNK, CHUNK);
+        for (int i = 0; i <= filled; i++) {
+            System.arraycopy(chunks.get(i), 0, all, i * CHUNK, usedOf(i));
         }
-        System.arraycopy(chunk, 0, all, filled * CHUNK, used);
         return all;
+    }
+
+    /** Bytes of content in chunk {@code i}: all of it but in the chunk being filled. */
+    private int usedOf(int i) {
+        return i < filled ? CHUNK : used;
     }
 
     @Override
