@@ -100,31 +100,35 @@ final class SnapshotWriter<T>
         Optional<SnapshotSinkConfig<T>> known =
                 restored.stream().flatMap(r -> r.applyTo(config).stream()).findFirst();
         long checking = System.nanoTime();
-        this.config =
-                known.isPresent()
-                        ? known.get()
-                        : Preflight.inWriter(
-                                config, maxParallelism, store, retries, !ownRunRestored);
+        String checked;
+        if (known.isPresent()) {
+            this.config = known.get();
+            checked =
+                    "nothing (it restores a checkpoint of its own run "
+                            + run.id()
+                            + ", whose writers proved the store and read the identity as the run"
+                            + " started; fingerprint scheme "
+                            + this.config.fingerprintScheme()
+                            + ")";
+        } else {
+            this.config =
+                    Preflight.inWriter(config, maxParallelism, store, retries, !ownRunRestored);
+            checked =
+                    ownRunRestored
+                            ? "the job version's identity (not probed for conformance again: it"
+                                    + " restores a checkpoint of its own run "
+                                    + run.id()
+                                    + ", whose writers proved it as the run started)"
+                            : "its conformance, unless this process proved it, and the job"
+                                    + " version's identity";
+        }
         // Timed, because a restarting task waits for it: the chaos report reads it here.
         LOG.info(
                 "Subtask {} checked {} in {} ms before publishing: {}",
                 subtask,
                 store.describe(),
                 Duration.ofNanos(System.nanoTime() - checking).toMillis(),
-                known.isPresent()
-                        ? "nothing (it restores a checkpoint of its own run "
-                                + run.id()
-                                + ", whose writers proved the store and read the identity as the"
-                                + " run started; fingerprint scheme "
-                                + this.config.fingerprintScheme()
-                                + ")"
-                        : ownRunRestored
-                                ? "the job version's identity (not probed for conformance again:"
-                                        + " it restores a checkpoint of its own run "
-                                        + run.id()
-                                        + ", whose writers proved it as the run started)"
-                                : "its conformance, unless this process proved it, and the job"
-                                        + " version's identity");
+                checked);
     }
 
     @Override
