@@ -194,35 +194,37 @@ final class BenchSummary {
                         "ours",
                         Rounds.of(Rounds.differences(ours, discarding)).toMap(1)));
         Rounds.Stats overFileSink = Rounds.of(Rounds.ratios(ours, fileSink));
-        Rounds.Stats steadyThreadsOverFileSink =
-                Rounds.of(
-                        Rounds.ratios(
-                                figure(bySink.get(BenchRun.Sink.OURS), "sinkCpuNanosPerEvent"),
-                                figure(
-                                        bySink.get(BenchRun.Sink.FILESINK),
-                                        "sinkCpuNanosPerEvent")));
         // The verdict's instrument: the sink's threads over the whole run, every window's parts
         // and every commit once (SinkThreads.WholeRun).
-        double[] fileSinkThreads =
-                figure(bySink.get(BenchRun.Sink.FILESINK), "sinkCpuNanosPerEventOverall");
-        double[] oursThreads =
-                figure(bySink.get(BenchRun.Sink.OURS), "sinkCpuNanosPerEventOverall");
-        Rounds.Stats threadsOverFileSink = Rounds.of(Rounds.ratios(oursThreads, fileSinkThreads));
+        double[] threadRatios =
+                ratios(
+                        bySink,
+                        BenchRun.Sink.OURS,
+                        BenchRun.Sink.FILESINK,
+                        "sinkCpuNanosPerEventOverall");
+        Rounds.Stats threadsOverFileSink = Rounds.of(threadRatios);
         r.put("oursOverDiscardingCpu", Rounds.of(Rounds.ratios(ours, discarding)).toMap(3));
         r.put("oursOverFileSinkCpu", overFileSink.toMap(3));
-        r.put("oursOverFileSinkSinkCpu", steadyThreadsOverFileSink.toMap(3));
+        r.put(
+                "oursOverFileSinkSinkCpu",
+                Rounds.of(
+                                ratios(
+                                        bySink,
+                                        BenchRun.Sink.OURS,
+                                        BenchRun.Sink.FILESINK,
+                                        "sinkCpuNanosPerEvent"))
+                        .toMap(3));
         r.put("oursOverFileSinkSinkCpuOverall", threadsOverFileSink.toMap(3));
         r.put(
                 "oursOverDiscardingRate",
                 Rounds.of(
-                                Rounds.ratios(
-                                        figure(bySink.get(BenchRun.Sink.OURS), "eventsPerSecond"),
-                                        figure(
-                                                bySink.get(BenchRun.Sink.DISCARDING),
-                                                "eventsPerSecond")))
+                                ratios(
+                                        bySink,
+                                        BenchRun.Sink.OURS,
+                                        BenchRun.Sink.DISCARDING,
+                                        "eventsPerSecond"))
                         .toMap(3));
-        List<JsonNode> redistributed = bySink.get(BenchRun.Sink.REDISTRIBUTED);
-        if (redistributed != null) {
+        if (bySink.containsKey(BenchRun.Sink.REDISTRIBUTED)) {
             // The same rounds, ours with its window at a parallelism that splits buckets over ours
             // with the window chained to its writers: what the redistribution costs.
             Map<String, Object> overOurs = new LinkedHashMap<>();
@@ -231,20 +233,18 @@ final class BenchSummary {
                 overOurs.put(
                         figure,
                         Rounds.of(
-                                        Rounds.ratios(
-                                                figure(redistributed, figure),
-                                                figure(bySink.get(BenchRun.Sink.OURS), figure)))
+                                        ratios(
+                                                bySink,
+                                                BenchRun.Sink.REDISTRIBUTED,
+                                                BenchRun.Sink.OURS,
+                                                figure))
                                 .toMap(3));
             }
             r.put("redistributedOverOurs", overOurs);
         }
         r.put(
                 "roundsOursAtMostFileSink",
-                Arrays.stream(Rounds.ratios(oursThreads, fileSinkThreads))
-                                .filter(x -> x <= 1)
-                                .count()
-                        + " of "
-                        + ours.length);
+                Arrays.stream(threadRatios).filter(x -> x <= 1).count() + " of " + ours.length);
         r.put("goal", "our sink threads' CPU per event <= FileSink's");
         r.put("verdict", Rounds.verdict(threadsOverFileSink, 1));
         // The instrument before: the whole process's CPU, the window's and the JIT's with it.
@@ -336,6 +336,15 @@ final class BenchSummary {
 
     private static double[] figure(List<JsonNode> runs, String field) {
         return runs.stream().mapToDouble(r -> r.path(field).asDouble()).toArray();
+    }
+
+    /** {@code field} of sink {@code a} over sink {@code b}'s, round by round. */
+    private static double[] ratios(
+            Map<BenchRun.Sink, List<JsonNode>> bySink,
+            BenchRun.Sink a,
+            BenchRun.Sink b,
+            String field) {
+        return Rounds.ratios(figure(bySink.get(a), field), figure(bySink.get(b), field));
     }
 
     private static long peakRssMiB(List<JsonNode> runs) {
